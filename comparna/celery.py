@@ -1,0 +1,13 @@
+"""The Celery application; schedules live in ``<app>/scheduled.py`` and are collected here."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "comparna.settings")
+
+app = Celery("comparna")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,181 @@
+"""Targets, their reference structures, datasets and subsets, and the per-prediction counts."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Dataset(models.Model):
+    """A benchmark data set: the weekly-growing PDB set or the static RNA STRAND set."""
+
+    class Kind(models.TextChoices):
+        PDB = "pdb", "PDB (continuous, blind)"
+        STATIC = "static", "Static benchmark"
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    description = models.TextField(blank=True)
+    definitions = models.JSONField(default=list, help_text="Pair definitions this dataset is scored on.")
+    version = models.PositiveIntegerField(default=0, help_text="Bumped whenever targets are added or removed.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Subset(models.Model):
+    """A named subset of a dataset (all, length bins, pseudoknotted, ...)."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="subsets")
+    slug = models.SlugField()
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    order = models.PositiveIntegerField(default=0)
+    definition = models.CharField(
+        max_length=16, blank=True, help_text="Rank only under this pair definition (blank: every definition)."
+    )
+    targets = models.ManyToManyField("Target", related_name="subsets", blank=True)
+
+    def definitions(self) -> list[str]:
+        return [d for d in self.dataset.definitions if not self.definition or d == self.definition]
+
+    class Meta:
+        ordering = ["dataset", "order", "slug"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "slug"], name="subset_unique_slug")]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug}/{self.slug}"
+
+
+class TargetQuerySet(models.QuerySet):
+    def in_subset(self, subset: Subset) -> TargetQuerySet:
+        return self.filter(subsets=subset)
+
+
+class Target(models.Model):
+    """One RNA chain to predict: a sequence with its provenance."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="targets")
+    source_id = models.CharField(max_length=64, help_text="Entry id in the source, e.g. ASE_00001 or 1EHZ_A.")
+    sequence = models.TextField()
+    length = models.PositiveIntegerField()
+    source_database = models.CharField(max_length=100, blank=True)
+    rna_class = models.CharField(max_length=200, blank=True)
+    organism = models.CharField(max_length=300, blank=True)
+    pdb_id = models.CharField(max_length=8, blank=True)
+    chain_id = models.CharField(max_length=8, blank=True)
+    release_date = models.DateField(null=True, blank=True)
+    provenance = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = TargetQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["dataset", "source_id"]
+        constraints = [models.UniqueConstraint(fields=["dataset", "source_id"], name="target_unique_source")]
+
+    def __str__(self) -> str:
+        return self.source_id
+
+
+class PairDefinition(models.TextChoices):
+    STANDARD = "standard", "Standard (cWW A-U, G-C, G-U)"
+    EXTENDED = "extended", "Extended (all base-base pairs)"
+
+
+class ReferenceStructure(models.Model):
+    """The reference base pairs of a target under one pair definition, in canonical text form."""
+
+    target = models.ForeignKey(Target, on_delete=models.CASCADE, related_name="references")
+    definition = models.CharField(max_length=16, choices=PairDefinition.choices)
+    pairs = models.TextField(blank=True, help_text="Canonical pair text 'i-j i-j ...', 1-based.")
+    n_pairs = models.PositiveIntegerField()
+    pseudoknotted = models.BooleanField()
+    has_multiplets = models.BooleanField()
+    classes = models.JSONField(
+        null=True, blank=True, help_text="Leontis-Westhof class of each pair, [[i, j, 'cWW'], ...], when annotated."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["target", "definition"], name="reference_unique_definition")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target} ({self.definition})"
+
+
+class Score(models.Model):
+    """Counts of one prediction against one reference definition; every score derives from them."""
+
+    prediction = models.ForeignKey("predictors.Prediction", on_delete=models.CASCADE, related_name="scores")
+    definition = models.CharField(max_length=16, choices=PairDefinition.choices)
+    tp = models.PositiveIntegerField()
+    fn = models.PositiveIntegerField()
+    fp = models.PositiveIntegerField()
+    fp_inconsistent = models.PositiveIntegerField()
+    fp_contradicting = models.PositiveIntegerField()
+    fp_compatible = models.PositiveIntegerField()
+    tn = models.PositiveBigIntegerField()
+    mcc = models.FloatField()
+    sensitivity = models.FloatField()
+    ppv = models.FloatField()
+    f1 = models.FloatField()
+    wl = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["prediction", "definition"], name="score_unique_definition")
+        ]
+
+
+class ImportRun(models.Model):
+    """One run of a data import, with its progress and outcome shown to users."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    kind = models.CharField(max_length=32)
+    source = models.CharField(max_length=500)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    summary = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+
+class RankingSnapshot(models.Model):
+    """An immutable, dated ranking of one subset under one pair definition, with its inputs' identity.
+
+    ``inputs`` records everything needed to recompute it (dataset version, method versions, seed, engine
+    conventions); ``inputs_hash`` identifies identical inputs so the nightly job stores a new snapshot only
+    when something changed.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="rankings")
+    subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="rankings")
+    definition = models.CharField(max_length=16, choices=PairDefinition.choices)
+    computed_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    seed = models.BigIntegerField()
+    inputs_hash = models.CharField(max_length=64)
+    inputs = models.JSONField()
+    report = models.JSONField()
+
+    class Meta:
+        ordering = ["-computed_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["subset", "definition", "inputs_hash"], name="ranking_unique_inputs"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subset} {self.definition} @ {self.computed_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,516 @@
+"""Statistics that make a benchmark result trustworthy (SCIENCE.md §6).
+
+- Bootstrap percentile confidence intervals of a mean per-structure score (Hajiaghayi, Condon & Hoos 2012,
+  BMC Bioinformatics 13:22): 10 000 resamples with replacement, 2.5th and 97.5th percentiles.
+- Paired comparisons of two methods on the same RNAs (Xu, Almudevar & Mathews 2012, NAR 40:e26): two-sided
+  paired t-test on per-target differences, paired bootstrap CI of the mean difference, Spearman correlation
+  of per-target scores, the sample size needed ``n = V_d (z_{1-β} + z_{1-α/2})² / δ²`` and the a-posteriori
+  power; the verdict different / equivalent / inconclusive.
+- Holm (1979) and Benjamini-Hochberg (1995) adjustment across a pairwise matrix.
+- A group-sequential boundary for the weekly-growing PDB set: Lan & DeMets (1983) alpha spending with the
+  O'Brien-Fleming-type function, computed by the Armitage-McPherson-Rowe recursive integration.
+
+Resampling p-values are never reported as 0: with R resamples and no exceedance they are "< 1/R".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special
+from scipy import stats as sps
+
+RESAMPLES = 10_000
+CONFIDENCE = 0.95
+
+
+# --------------------------------------------------------------------------------------------- bootstrap
+@dataclass(frozen=True)
+class ConfidenceInterval:
+    """A point estimate with a bootstrap percentile interval.
+
+    Attributes
+    ----------
+    estimate : float
+        The statistic on the original sample (the mean).
+    low, high : float
+        The (1 − confidence)/2 and (1 + confidence)/2 percentiles of the bootstrap distribution.
+    n : int
+        Sample size; ``small`` flags n < 100, where intervals are wide (Hajiaghayi et al.: n = 89 gave 0.075).
+    resamples : int
+    confidence : float
+    """
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    resamples: int
+    confidence: float
+
+    @property
+    def width(self) -> float:
+        return self.high - self.low
+
+    @property
+    def small(self) -> bool:
+        return self.n < 100
+
+
+def resample_indices(rng: np.random.Generator, n: int, resamples: int, *, chunk: int = 1000):
+    """Yield blocks of bootstrap index rows (with replacement), ``chunk`` rows at a time, ``resamples`` rows.
+
+    Blocks bound the memory (10 000 × 2000 int64 indices would take 160 MB at once).
+    """
+    done = 0
+    while done < resamples:
+        rows = min(chunk, resamples - done)
+        yield rng.integers(0, n, size=(rows, n))
+        done += rows
+
+
+def bootstrap_means(
+    values: Sequence[float] | np.ndarray, *, resamples: int = RESAMPLES, seed: int = 0
+) -> np.ndarray:
+    """Means of ``resamples`` bootstrap resamples of ``values`` (vectorised, seeded).
+
+    Parameters
+    ----------
+    values : array_like
+        1-D per-structure scores, or 2-D (k, n): k score vectors resampled with the same indices (paired).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (resamples,) for 1-D input, (k, resamples) for 2-D.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.shape[-1] == 0:
+        raise ValueError("cannot bootstrap an empty sample")
+    rng = np.random.default_rng(seed)
+    blocks = [x[..., idx].mean(axis=-1) for idx in resample_indices(rng, x.shape[-1], resamples)]
+    return np.concatenate(blocks, axis=-1)
+
+
+def bootstrap_ci_mean(
+    values: Sequence[float] | np.ndarray,
+    *,
+    resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> ConfidenceInterval:
+    """Bootstrap percentile CI of the mean (Efron 1979; Hajiaghayi et al. 2012).
+
+    The percentiles use numpy's default linear interpolation between order statistics.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    means = bootstrap_means(x, resamples=resamples, seed=seed)
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return ConfidenceInterval(float(x.mean()), float(low), float(high), x.size, resamples, confidence)
+
+
+# ------------------------------------------------------------------------------------------ paired tests
+@dataclass(frozen=True)
+class TTest:
+    """Two-sided paired t-test: ``t = mean(d) / (sd(d) / sqrt(n))`` with n − 1 degrees of freedom."""
+
+    statistic: float
+    pvalue: float
+    df: int
+    mean_difference: float
+
+
+def paired_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> TTest:
+    """Two-sided paired t-test of a − b (Student 1908; Xu et al. 2012); agrees with scipy.stats.ttest_rel.
+
+    All differences zero gives t = NaN and p = NaN (as scipy); equal non-zero differences give t = ±inf and
+    p = 0.
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        raise ValueError("a paired t-test needs at least two pairs")
+    mean = d.mean()
+    se = d.std(ddof=1) / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / se
+    p = 2 * sps.t.sf(abs(t), n - 1) if not np.isnan(t) else np.nan
+    return TTest(float(t), float(p), n - 1, float(mean))
+
+
+@dataclass(frozen=True)
+class PairedBootstrap:
+    """Paired bootstrap of the mean difference a − b.
+
+    Attributes
+    ----------
+    interval : ConfidenceInterval
+        Percentile CI of the mean difference.
+    exceedances : int
+        Resamples whose centred mean difference is at least as far from 0 as the observed one.
+    pvalue : float
+        ``exceedances / resamples``, or ``1 / resamples`` as an upper bound when no resample exceeded
+        (``pvalue_is_bound``); use :func:`format_p_value` to print it.
+    """
+
+    interval: ConfidenceInterval
+    exceedances: int
+    pvalue: float
+    pvalue_is_bound: bool
+
+    @property
+    def pvalue_text(self) -> str:
+        bound = self.interval.resamples if self.pvalue_is_bound else None
+        return format_p_value(self.pvalue, resamples=bound)
+
+
+def paired_bootstrap(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    resamples: int = RESAMPLES,
+    confidence: float = CONFIDENCE,
+    seed: int = 0,
+) -> PairedBootstrap:
+    """Paired bootstrap: resample targets (the same ones for both methods) and recompute the mean difference.
+
+    The two-sided p-value tests a zero mean difference by centring the bootstrap distribution at 0 (Efron &
+    Tibshirani 1993, §16.4).
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    means = bootstrap_means(d, resamples=resamples, seed=seed)
+    tail = 100 * (1 - confidence) / 2
+    low, high = np.percentile(means, [tail, 100 - tail])
+    observed = d.mean()
+    exceed = int((np.abs(means - observed) >= abs(observed)).sum())
+    interval = ConfidenceInterval(float(observed), float(low), float(high), d.size, resamples, confidence)
+    if exceed == 0:
+        return PairedBootstrap(interval, 0, 1.0 / resamples, True)
+    return PairedBootstrap(interval, exceed, exceed / resamples, False)
+
+
+def format_p_value(p: float, *, resamples: int | None = None) -> str:
+    """A p-value for display; never "0".
+
+    With ``resamples`` given and ``p <= 1/resamples`` (no resample exceeded) it is "< 1/R", e.g. "< 0.0001";
+    analytic p-values below 1e-16 print as "< 1e-16".
+    """
+    if np.isnan(p):
+        return "n/a"
+    if resamples is not None and p <= 1.0 / resamples:
+        return f"< {1.0 / resamples:g}"
+    if p < 1e-16:
+        return "< 1e-16"
+    return f"{p:.2g}"
+
+
+def spearman_matrix(scores: np.ndarray) -> np.ndarray:
+    """Spearman rank correlation between the per-target scores of every pair of methods.
+
+    Parameters
+    ----------
+    scores : numpy.ndarray
+        (methods, targets); NaN marks a missing score, in which case each pair uses the targets both scored
+        (pairwise complete). Ties get average ranks.
+
+    Returns
+    -------
+    numpy.ndarray
+        (methods, methods); equals ``scipy.stats.spearmanr`` of each pair. NaN when fewer than 2 common
+        targets or a constant score vector.
+    """
+    x = np.asarray(scores, dtype=np.float64)
+    m = x.shape[0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if not np.isnan(x).any():
+            ranks = sps.rankdata(x, axis=1)
+            return np.corrcoef(ranks) if m > 1 else np.ones((1, 1))
+        out = np.eye(m)
+        ok = ~np.isnan(x)
+        for i in range(m):
+            for j in range(i + 1, m):
+                both = ok[i] & ok[j]
+                if both.sum() < 2:
+                    out[i, j] = out[j, i] = np.nan
+                    continue
+                ri, rj = sps.rankdata(x[i, both]), sps.rankdata(x[j, both])
+                out[i, j] = out[j, i] = np.corrcoef(ri, rj)[0, 1]
+    return out
+
+
+# ----------------------------------------------------------------------------------- power, sample size
+def sample_size(variance_difference: float, delta: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """RNAs needed to detect a mean difference ``delta`` (Xu et al. 2012).
+
+    ``n = V_d · (z_{1−β} + z_{1−α/2})² / δ²``, rounded up, with V_d the variance of the per-target
+    differences, β = 1 − power.
+    """
+    if delta == 0:
+        raise ValueError("delta must be non-zero")
+    z = special.ndtri(power) + special.ndtri(1 - alpha / 2)
+    return int(np.ceil(variance_difference * z * z / (delta * delta)))
+
+
+def posterior_power(variance_difference: float, delta: float, n: int, *, alpha: float = 0.05) -> float:
+    """Power of the two-sided paired test with n RNAs to detect a mean difference ``delta`` (normal approx.).
+
+    ``Φ(|δ|·√n/σ_d − z_{1−α/2}) + Φ(−|δ|·√n/σ_d − z_{1−α/2})``; the inverse of :func:`sample_size`.
+    """
+    if variance_difference <= 0:
+        return 1.0 if delta != 0 else alpha
+    shift = abs(delta) * np.sqrt(n / variance_difference)
+    z = special.ndtri(1 - alpha / 2)
+    return float(special.ndtr(shift - z) + special.ndtr(-shift - z))
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Everything shown for one method pair on one subset.
+
+    Attributes
+    ----------
+    n : int
+    t_test : TTest
+    bootstrap : PairedBootstrap
+    spearman : float
+    power : float
+        A-posteriori power to detect a difference of ``delta`` with the observed V_d and n.
+    n_required : int
+        RNAs needed for that power (:func:`sample_size`).
+    further_needed : int
+        ``max(0, n_required − n)``.
+    verdict : str
+        "different" (p < α), "equivalent" (not different and power > the target power: a difference of
+        ``delta`` would have been found) or "inconclusive".
+    delta, alpha : float
+    """
+
+    n: int
+    t_test: TTest
+    bootstrap: PairedBootstrap
+    spearman: float
+    power: float
+    n_required: int
+    further_needed: int
+    verdict: str
+    delta: float
+    alpha: float
+
+
+def compare_paired(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    delta: float = 0.02,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    resamples: int = RESAMPLES,
+    seed: int = 0,
+    pvalue: float | None = None,
+) -> PairedComparison:
+    """Compare two methods' per-target scores on the same RNAs (Xu et al. 2012).
+
+    Parameters
+    ----------
+    a, b : array_like
+        Per-target scores of the two methods on their common targets (same order).
+    delta : float
+        The smallest difference worth detecting **[convention: 0.02 MCC]**; it sets the power, the sample
+        size and the "equivalent" verdict.
+    pvalue : float, optional
+        An adjusted p-value (Holm/BH across the matrix) to use for the verdict instead of the t-test's.
+    """
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    t = paired_t_test(a, b)
+    boot = paired_bootstrap(a, b, resamples=resamples, seed=seed)
+    v_d = float(np.var(a - b, ddof=1))
+    achieved = posterior_power(v_d, delta, a.size, alpha=alpha)
+    needed = sample_size(v_d, delta, alpha=alpha, power=power)
+    p = t.pvalue if pvalue is None else pvalue
+    if not np.isnan(p) and p < alpha:
+        verdict = "different"
+    elif achieved > power:
+        verdict = "equivalent"
+    else:
+        verdict = "inconclusive"
+    rho = float(spearman_matrix(np.vstack([a, b]))[0, 1])
+    further = max(0, needed - a.size)
+    return PairedComparison(a.size, t, boot, rho, achieved, needed, further, verdict, delta, alpha)
+
+
+# ------------------------------------------------------------------------------------- multiple testing
+def holm_adjust(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm (1979) step-down adjusted p-values (family-wise error rate), in the input order.
+
+    ``p_(i)^adj = max_{j <= i} min(1, (m − j + 1) · p_(j))`` over the ascending p-values. NaNs stay NaN and
+    do not count in m.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    q = p[ok]
+    m = q.size
+    if m == 0:
+        return out
+    order = np.argsort(q, kind="stable")
+    adjusted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * q[order]))
+    result = np.empty(m)
+    result[order] = adjusted
+    out[ok] = result
+    return out
+
+
+def bh_adjust(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg (1995) step-up adjusted p-values (false discovery rate), in the input order.
+
+    ``p_(i)^adj = min_{j >= i} min(1, m · p_(j) / j)`` over the ascending p-values. NaNs stay NaN.
+    """
+    p = np.asarray(pvalues, dtype=np.float64)
+    out = np.full(p.shape, np.nan)
+    ok = ~np.isnan(p)
+    q = p[ok]
+    m = q.size
+    if m == 0:
+        return out
+    order = np.argsort(q, kind="stable")
+    scaled = q[order] * m / np.arange(1, m + 1)
+    adjusted = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    result = np.empty(m)
+    result[order] = adjusted
+    out[ok] = result
+    return out
+
+
+# ----------------------------------------------------------------------------------- sequential testing
+def obrien_fleming_spending(t: np.ndarray | float, alpha: float = 0.05) -> np.ndarray:
+    """Cumulative two-sided alpha spent by information fraction t, O'Brien-Fleming type (Lan & DeMets 1983).
+
+    Each side spends ``α₁(t) = 2 − 2Φ(z_{1−α₁/2} / √t)`` with α₁ = α/2, as in the R packages ldbounds,
+    gsDesign (sfLDOF) and rpact; the two-sided total is ``2·α₁(t)``, which reaches α at t = 1.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    side = alpha / 2
+    with np.errstate(divide="ignore"):
+        per_side = 2 - 2 * special.ndtr(special.ndtri(1 - side / 2) / np.sqrt(np.where(t > 0, t, 1.0)))
+    return np.where(t > 0, 2 * per_side, 0.0)
+
+
+@dataclass(frozen=True)
+class SequentialBoundary:
+    """Two-sided group-sequential boundaries on the z scale for looks at given information fractions.
+
+    Attributes
+    ----------
+    fractions : numpy.ndarray
+        Information fraction of each look, increasing, in (0, 1].
+    z : numpy.ndarray
+        Critical |z| at each look (inf where no alpha is spent); reject at look k if |Z_k| >= z[k].
+    spent : numpy.ndarray
+        Cumulative alpha spent up to each look.
+    alpha : float
+    """
+
+    fractions: np.ndarray
+    z: np.ndarray
+    spent: np.ndarray
+    alpha: float
+
+    @property
+    def nominal_p(self) -> np.ndarray:
+        """Two-sided nominal p-value thresholds equivalent to ``z``."""
+        return 2 * special.ndtr(-self.z)
+
+    def crossed(self, look: int, z: float) -> bool:
+        """Whether a test statistic ``z`` at look ``look`` (0-based) crosses the boundary."""
+        return bool(abs(z) >= self.z[look])
+
+    def describe(self) -> str:
+        """The method, in words, for the web page."""
+        return (
+            f"Group-sequential testing: two-sided, overall type-I error {self.alpha:g} spread over repeated "
+            "weekly looks with the Lan-DeMets alpha-spending function of O'Brien-Fleming type, applied to "
+            "each side with α/2: α₁(t) = 2 − 2Φ(z_{1−α/4}/√t), t = the information fraction (targets so "
+            "far / planned maximum). Boundaries by recursive numerical integration (Armitage, McPherson & "
+            "Rowe 1969). "
+            f"{len(self.z)} look(s); the current look needs |z| ≥ {self.z[-1]:.3f} "
+            f"(nominal p < {self.nominal_p[-1]:.2g}) instead of {special.ndtri(1 - self.alpha / 2):.3f}."
+        )
+
+
+def _simpson_weights(points: int, step: float) -> np.ndarray:
+    w = np.ones(points)
+    w[1:-1:2], w[2:-1:2] = 4, 2
+    return w * step / 3
+
+
+def sequential_boundary(
+    fractions: Sequence[float] | np.ndarray, *, alpha: float = 0.05, grid: int = 401
+) -> SequentialBoundary:
+    """Lan-DeMets O'Brien-Fleming-type boundaries for looks at the given information fractions.
+
+    The boundary at look k spends ``α(t_k) − α(t_{k−1})``: with the score statistic ``S_k = Z_k·√t_k``
+    (independent normal increments of variance ``t_k − t_{k−1}``), the sub-density of S over the region
+    where no earlier boundary was crossed is propagated by Simpson quadrature and ``c_k`` solves
+    ``P(no earlier crossing, |S_k| ≥ c_k·√t_k) = α(t_k) − α(t_{k−1})`` (Lan & DeMets 1983; Jennison &
+    Turnbull 2000, ch. 19). Fractions above 1 are clipped to 1 (no alpha is left after the planned maximum).
+
+    Parameters
+    ----------
+    fractions : sequence of float
+        Information fractions of the looks so far, strictly increasing, > 0.
+    alpha : float
+        Overall two-sided type-I error.
+    grid : int
+        Odd number of quadrature points per look.
+    """
+    t = np.minimum(np.asarray(fractions, dtype=np.float64), 1.0)
+    if t.size == 0 or t[0] <= 0 or np.any(np.diff(t) < 0):
+        raise ValueError("information fractions must be positive and non-decreasing")
+    grid += 1 - grid % 2
+    cumulative = obrien_fleming_spending(t, alpha)
+    z = np.empty(t.size)
+    # look 1: S_1 ~ N(0, t_1)
+    z[0] = special.ndtri(1 - cumulative[0] / 2) if cumulative[0] > 0 else np.inf
+    nodes, density = _continuation(z[0] * np.sqrt(t[0]), None, None, t[0], grid)
+    previous_t = t[0]
+    for k in range(1, t.size):
+        spend = cumulative[k] - cumulative[k - 1]
+        step_var = t[k] - previous_t
+        if step_var <= 0:
+            z[k] = z[k - 1]
+            continue
+        sd = np.sqrt(step_var)
+        weights = density
+
+        def exceed(bound: float, nodes=nodes, weights=weights, sd=sd) -> float:
+            upper = special.ndtr((nodes - bound) / sd)  # P(S_k >= bound | u)
+            lower = special.ndtr((-bound - nodes) / sd)
+            return float(np.dot(weights, upper + lower))
+
+        if spend <= 1e-15:
+            bound = np.inf
+        else:
+            hi = 40.0 * np.sqrt(t[k])
+            bound = optimize.brentq(lambda b, spend=spend: exceed(b) - spend, 1e-9, hi, xtol=1e-12)
+        z[k] = bound / np.sqrt(t[k])
+        nodes, density = _continuation(bound, nodes, weights, step_var, grid)
+        previous_t = t[k]
+    return SequentialBoundary(t, z, cumulative, alpha)
+
+
+def _continuation(bound: float, nodes, weights, step_var: float, grid: int):
+    """Quadrature nodes on (−bound, bound) and the sub-density there times the quadrature weights."""
+    sd = np.sqrt(step_var)
+    limit = min(bound, 12.0 * np.sqrt(step_var) + (np.abs(nodes).max() if nodes is not None else 0.0))
+    new_nodes = np.linspace(-limit, limit, grid)
+    quad = _simpson_weights(grid, new_nodes[1] - new_nodes[0])
+    if nodes is None:
+        pdf = np.exp(-0.5 * (new_nodes / sd) ** 2) / (sd * np.sqrt(2 * np.pi))
+    else:
+        diff = (new_nodes[:, None] - nodes[None, :]) / sd
+        pdf = (np.exp(-0.5 * diff * diff) / (sd * np.sqrt(2 * np.pi))) @ weights
+    return new_nodes, pdf * quad

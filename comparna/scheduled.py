@@ -1,0 +1,41 @@
+"""Periodic schedules of the ``comparna`` app, plus the collector that merges every app's schedules.
+
+Schedules live only in ``<app>/scheduled.py`` (ARCHITECTURE.md); beat runs as its own process.
+``COMPARNA_RANKING_INTERVAL_S`` replaces the nightly crontab by an interval (used by the integration tests
+to see beat fire within minutes).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+from celery.schedules import crontab
+
+_interval = os.environ.get("COMPARNA_RANKING_INTERVAL_S")
+
+SCHEDULE: dict = {
+    "nightly-rankings": {
+        "task": "comparna.tasks.recompute_rankings_task",
+        "schedule": float(_interval) if _interval else crontab(hour=2, minute=30),
+        "options": {"queue": "default"},
+    },
+}
+
+SCHEDULE_MODULES = ("comparna.scheduled", "predictors.scheduled", "ingest.scheduled")
+
+
+def collect_schedules() -> dict:
+    merged: dict = {}
+    for name in SCHEDULE_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        for key, entry in getattr(module, "SCHEDULE", {}).items():
+            if key in merged:
+                raise ValueError(f"duplicate schedule name {key!r} in {name}")
+            merged[key] = entry
+    return merged

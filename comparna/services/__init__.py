@@ -1,0 +1,1 @@
+"""Services: the only place where ORM objects and the pure core meet (ARCHITECTURE.md)."""

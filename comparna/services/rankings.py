@@ -1,0 +1,154 @@
+"""Rankings from stored counts: build the engine's input for a subset and store immutable snapshots."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+
+import numpy as np
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from comparna.models import Dataset, RankingSnapshot, Score, Subset
+from comparna.rna import metrics
+from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
+
+log = logging.getLogger(__name__)
+
+
+def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable, dict]:
+    """The counts of the current version of every active method on every target of ``subset``.
+
+    Every target of the subset is a column, predicted or not, so the robustness ranking sees all of them.
+    Returns the table and the inputs' identity (what a recomputation needs).
+    """
+    targets = list(
+        subset.targets.order_by("source_id").values_list("pk", "source_id", "length")
+    )
+    target_ix = {pk: n for n, (pk, _, _) in enumerate(targets)}
+    ref_pairs = dict(
+        subset.targets.filter(references__definition=definition).values_list("pk", "references__n_pairs")
+    )
+    rows = (
+        Score.objects.filter(
+            definition=definition,
+            prediction__target__subsets=subset,
+            prediction__method_version__is_current=True,
+            prediction__method_version__method__active=True,
+        )
+        .values_list(
+            "prediction__method_version__method__name",
+            "prediction__method_version__fingerprint",
+            "prediction__target_id",
+            *COUNT_FIELDS_DB,
+        )
+        .order_by("prediction__method_version__method__name", "prediction__target_id")
+    )
+    methods: dict[str, int] = {}
+    fingerprints: dict[str, str] = {}
+    keys, values = [], []
+    for name, fingerprint, target_id, *numbers in rows:
+        keys.append((methods.setdefault(name, len(methods)), target_ix[target_id]))
+        fingerprints[name] = fingerprint
+        values.append(numbers)
+    counts = np.zeros((len(methods), len(targets), len(COUNT_FIELDS)), dtype=np.int64)
+    present = np.zeros((len(methods), len(targets)), dtype=bool)
+    if keys:
+        mi, ti = np.array(keys, dtype=np.intp).T
+        counts[mi, ti] = np.array(values, dtype=np.int64)
+        present[mi, ti] = True
+    table = CountsTable(tuple(methods), tuple(sid for _, sid, _ in targets), counts, present)
+    digest = hashlib.sha256(counts.tobytes() + present.tobytes()).hexdigest()
+    identity = {
+        "dataset": subset.dataset.slug,
+        "dataset_version": subset.dataset.version,
+        "subset": subset.slug,
+        "definition": definition,
+        "targets": len(targets),
+        "methods": fingerprints,
+        "counts_sha256": digest,
+        "reference_pairs": [ref_pairs.get(pk, 0) for pk, _, _ in targets],
+        "candidate_pairs": [length * (length - 1) // 2 for _, _, length in targets],
+    }
+    return table, identity
+
+
+# The engine's count columns (tp, fn, fp, fp_compatible, tn) as stored on Score.
+COUNT_FIELDS_DB = tuple(COUNT_FIELDS)
+
+
+def compute_report(table: CountsTable, identity: dict, *, seed: int) -> dict:
+    """The engine's pairwise report, the robustness ranking over all targets, and pooled scores per method."""
+    report = ranking_report(table, seed=seed) if table.methods else {
+        "methods": [], "verdicts": {}, "common_targets": {}, "seed": seed, "conventions": {}
+    }
+    if table.methods:
+        robust = robustness_ranking(
+            table,
+            reference_pairs=np.array(identity["reference_pairs"], dtype=np.int64),
+            candidate_pairs=np.array(identity["candidate_pairs"], dtype=np.int64),
+        )
+        report["robustness"] = sorted(
+            (
+                {"method": m, "rank": int(r), "mcc": float(x), "targets": int(c)}
+                for m, r, x, c in zip(robust.methods, robust.ranks, robust.mcc, robust.coverage, strict=True)
+            ),
+            key=lambda row: (row["rank"], row["method"]),
+        )
+        report.pop("robustness_error", None)
+    for row in report["methods"]:
+        i = table.methods.index(row["method"])
+        summed = table.counts[i][table.present[i]].sum(axis=0)
+        tp, fn, fp, eps, _ = (int(x) for x in summed)
+        sens, prec = metrics.sensitivity(tp, fn), metrics.ppv(tp, fp, eps)
+        row.update(sensitivity=sens, ppv=prec, f1=metrics.f1(sens, prec))
+    return report
+
+
+def inputs_hash(identity: dict, seed: int) -> str:
+    blob = json.dumps({**identity, "seed": seed}, sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+def rank_subset(*, subset: Subset, definition: str, seed: int | None = None) -> tuple[RankingSnapshot, bool]:
+    """Store a ranking snapshot of ``subset`` unless one with identical inputs exists; returns (snapshot, new)."""
+    seed = settings.RANKING_SEED if seed is None else seed
+    table, identity = build_counts_table(subset=subset, definition=definition)
+    key = inputs_hash(identity, seed)
+    existing = RankingSnapshot.objects.filter(subset=subset, definition=definition, inputs_hash=key).first()
+    if existing is not None:
+        return existing, False
+    report = compute_report(table, identity, seed=seed)
+    inputs = {**identity, "seed": seed, "conventions": report.get("conventions", {})}
+    try:
+        with transaction.atomic():
+            snapshot = RankingSnapshot.objects.create(
+                dataset=subset.dataset, subset=subset, definition=definition, seed=seed,
+                inputs_hash=key, inputs=inputs, report=report,
+            )
+    except IntegrityError:  # computed concurrently by another worker: identical by construction
+        return RankingSnapshot.objects.get(subset=subset, definition=definition, inputs_hash=key), False
+    return snapshot, True
+
+
+def recompute_rankings(*, dataset: Dataset | None = None, seed: int | None = None) -> list[tuple[RankingSnapshot, bool]]:
+    """Rank every subset × definition (of one dataset or all) whose inputs changed since the last snapshot."""
+    datasets = [dataset] if dataset is not None else list(Dataset.objects.all())
+    out = []
+    for ds in datasets:
+        for subset in ds.subsets.all():
+            for definition in subset.definitions():
+                out.append(rank_subset(subset=subset, definition=definition, seed=seed))
+    return out
+
+
+def latest_snapshots(*, dataset: Dataset) -> list[RankingSnapshot]:
+    """The newest snapshot of each subset × definition of ``dataset``, in subset order."""
+    snaps = []
+    for subset in dataset.subsets.all():
+        for definition in subset.definitions():
+            snap = subset.rankings.filter(definition=definition).first()
+            if snap is not None:
+                snaps.append(snap)
+    return snaps

@@ -1,0 +1,141 @@
+"""Settings read from the environment.
+
+Defaults give the embedded set-up (SQLite and a filesystem Celery broker under ``COMPARNA_DATA_DIR``);
+``DATABASE_URL`` and ``CELERY_BROKER_URL`` switch the same code to PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(os.environ.get("COMPARNA_DATA_DIR", BASE_DIR / "var")).resolve()
+SHARED_DATA_DIR = Path(os.environ.get("COMPARNA_SHARED_DATA", BASE_DIR.parent / "shared" / "data")).resolve()
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    return os.environ.get(name, str(default)).lower() in {"1", "true", "yes", "on"}
+
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "comparna-development-key-not-for-production")
+DEBUG = _env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver").split(",")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "comparna",
+    "predictors",
+    "ingest",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "comparna.urls"
+WSGI_APPLICATION = "comparna.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", f"sqlite:///{DATA_DIR / 'comparna.sqlite3'}"),
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Workers, beat and the web server share one SQLite file: wait for locks instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("COMPARNA_STATIC_ROOT", BASE_DIR / "staticfiles"))
+
+# --- Celery -------------------------------------------------------------------------------------
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    _queue_dir = DATA_DIR / "broker"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_queue_dir / "queue"),
+        "data_folder_out": str(_queue_dir / "queue"),
+        "processed_folder": str(_queue_dir / "processed"),
+        "store_processed": False,
+    }
+CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_ROUTES = {"predictors.tasks.run_prediction_task": {"queue": "predict"}}
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "3600"))
+CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+CELERY_BEAT_SCHEDULE: dict = {}  # filled from <app>/scheduled.py in comparna/scheduled.py
+CELERY_TIMEZONE = "UTC"
+
+# --- CompaRNA -----------------------------------------------------------------------------------
+RNASTRAND_ARCHIVE = Path(
+    os.environ.get("COMPARNA_RNASTRAND", SHARED_DATA_DIR / "rna_strand_v2.0_bpseq.tar.gz")
+)
+CDHIT_EST = os.environ.get("COMPARNA_CDHIT_EST", "cd-hit-est")
+CDHIT_EST_2D = os.environ.get("COMPARNA_CDHIT_EST_2D", "cd-hit-est-2d")
+RANKING_SEED = int(os.environ.get("COMPARNA_RANKING_SEED", "20130301"))
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("COMPARNA_LOG_LEVEL", "INFO")},
+}
+
+from comparna.scheduled import collect_schedules  # noqa: E402
+
+CELERY_BEAT_SCHEDULE = collect_schedules()
+# Queued predictions older than this are sent to the broker again (a lost message after a broker restart).
+PREDICTION_RESEND_AFTER_S = float(os.environ.get("COMPARNA_RESEND_AFTER_S", str(6 * 3600)))
+
+# --- PDB ingest ------------------------------------------------------------------------------------
+RCSB_SEARCH_URL = os.environ.get("COMPARNA_RCSB_SEARCH_URL", "https://search.rcsb.org/rcsbsearch/v2/query")
+RCSB_DOWNLOAD_URL = os.environ.get("COMPARNA_RCSB_DOWNLOAD_URL", "https://files.rcsb.org/download")
+RCSB_TIMEOUT_S = float(os.environ.get("COMPARNA_RCSB_TIMEOUT_S", "60"))
+RCSB_RETRIES = int(os.environ.get("COMPARNA_RCSB_RETRIES", "4"))
+PDB_DOWNLOAD_DIR = Path(os.environ.get("COMPARNA_PDB_DIR", DATA_DIR / "pdb"))
+# Chains released before this date form the novelty reference set; later ones are benchmarked.
+import datetime as _dt  # noqa: E402
+
+PDB_BENCHMARK_START = _dt.date.fromisoformat(os.environ.get("COMPARNA_PDB_BENCHMARK_START", "2024-01-01"))

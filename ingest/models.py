@@ -1,0 +1,94 @@
+"""PDB polls, the entries they saw and the chains extracted from them."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class PollRun(models.Model):
+    """One poll of the RCSB for entries released in a window, with progress and outcome shown to users."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    since = models.DateField()
+    until = models.DateField()
+    backfill = models.BooleanField(default=False, help_text="Before the benchmark start: builds the novelty reference set.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    found = models.PositiveIntegerField(default=0)
+    new = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    targets_created = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return f"poll {self.since}..{self.until} [{self.status}]"
+
+
+class PdbEntry(models.Model):
+    """One PDB entry as CompaRNA processed it; entries in a final state are skipped by later polls."""
+
+    class Status(models.TextChoices):
+        OK = "ok"
+        GONE = "gone", "removed before download (HTTP 404)"
+        DOWNLOAD_FAILED = "download_failed", "download failed (retried next poll)"
+        UNREADABLE = "unreadable", "not a readable structure file"
+
+    pdb_id = models.CharField(max_length=8, unique=True)
+    poll = models.ForeignKey(PollRun, on_delete=models.SET_NULL, null=True, related_name="entries")
+    status = models.CharField(max_length=24, choices=Status.choices)
+    reason = models.TextField(blank=True)
+    path = models.CharField(max_length=500, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    model_count = models.PositiveIntegerField(default=0)
+    seconds = models.JSONField(default=dict, blank=True)
+    processed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pdb_id"]
+
+    def __str__(self) -> str:
+        return f"{self.pdb_id} [{self.status}]"
+
+
+class PdbChain(models.Model):
+    """One nucleic-acid chain of an entry: why it is or is not a benchmark target."""
+
+    class Role(models.TextChoices):
+        REFERENCE = "reference", "novelty reference (backfill)"
+        TARGET = "target", "benchmark target"
+        SIMILAR = "similar", "similar to a known chain"
+        EXCLUDED = "excluded", "excluded"
+
+    entry = models.ForeignKey(PdbEntry, on_delete=models.CASCADE, related_name="chains")
+    chain_id = models.CharField(max_length=8)
+    sequence = models.TextField()
+    length = models.PositiveIntegerField()
+    role = models.CharField(max_length=16, choices=Role.choices)
+    reason = models.TextField(blank=True)
+    similar_to = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True)
+    target = models.OneToOneField(
+        "comparna.Target", on_delete=models.SET_NULL, null=True, blank=True, related_name="pdb_chain"
+    )
+    author_numbers = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["entry", "chain_id"]
+        constraints = [models.UniqueConstraint(fields=["entry", "chain_id"], name="pdbchain_unique_chain")]
+
+    def __str__(self) -> str:
+        return f"{self.entry.pdb_id}_{self.chain_id}"
+
+    @property
+    def known(self) -> bool:
+        """Part of the novelty reference set: backfill chains and chains already benchmarked."""
+        return self.role in (self.Role.REFERENCE, self.Role.TARGET)

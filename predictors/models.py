@@ -1,0 +1,111 @@
+"""Registered methods, their versions, and predictions with their recorded outcome."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class Method(models.Model):
+    """A prediction method as people know it (e.g. "RNAfold (MFE)"); its runnable form is a MethodVersion."""
+
+    class InputKind(models.TextChoices):
+        SINGLE = "single", "Single sequence"
+        COLLECTION = "collection", "Sequence collection"
+        ALIGNMENT = "alignment", "Alignment"
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    citation = models.TextField(blank=True)
+    url = models.URLField(blank=True)
+    input_kind = models.CharField(max_length=16, choices=InputKind.choices, default=InputKind.SINGLE)
+    pseudoknots = models.BooleanField(default=False)
+    active = models.BooleanField(default=True)
+    from_catalogue = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_comparative(self) -> bool:
+        return self.input_kind != self.InputKind.SINGLE
+
+    @property
+    def current_version(self) -> MethodVersion | None:
+        return self.versions.filter(is_current=True).first()
+
+
+class MethodVersion(models.Model):
+    """An exact runnable specification of a method; editing command or version makes a new row."""
+
+    method = models.ForeignKey(Method, on_delete=models.CASCADE, related_name="versions")
+    version = models.CharField(max_length=100)
+    program = models.CharField(max_length=200)
+    spec = models.JSONField(help_text="The full PredictorSpec as JSON.")
+    fingerprint = models.CharField(max_length=64)
+    is_current = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["method", "-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["method", "fingerprint"], name="methodversion_unique_fingerprint"),
+            models.UniqueConstraint(
+                fields=["method"], condition=models.Q(is_current=True), name="methodversion_one_current"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.method.name} {self.version}"
+
+
+class PredictionQuerySet(models.QuerySet):
+    def finished(self) -> PredictionQuerySet:
+        return self.exclude(status__in=[Prediction.Status.QUEUED, Prediction.Status.RUNNING])
+
+    def ok(self) -> PredictionQuerySet:
+        return self.filter(status=Prediction.Status.OK)
+
+
+class Prediction(models.Model):
+    """One method version run on one target, ending in exactly one recorded state."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        OK = "ok"
+        FAILED = "failed"
+        TIMEOUT = "timeout"
+        TOO_LONG = "too_long", "too long"
+        UNPARSABLE = "unparsable"
+        INFRASTRUCTURE_ERROR = "infrastructure_error", "infrastructure error"
+
+    method_version = models.ForeignKey(MethodVersion, on_delete=models.CASCADE, related_name="predictions")
+    target = models.ForeignKey("comparna.Target", on_delete=models.CASCADE, related_name="predictions")
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    pairs = models.TextField(blank=True, help_text="Canonical pair text of the predicted structure.")
+    probabilities = models.JSONField(null=True, blank=True, help_text="Sparse [[i, j, p], ...] above a cut-off.")
+    runtime_s = models.FloatField(null=True, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    error = models.TextField(blank=True, help_text="Parser message or failure reason.")
+    stderr_tail = models.TextField(blank=True)
+    runner = models.CharField(max_length=64, blank=True)
+    limits = models.JSONField(default=dict, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PredictionQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["method_version", "target"], name="prediction_unique_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.method_version} on {self.target} [{self.status}]"

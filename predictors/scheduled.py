@@ -1,0 +1,13 @@
+"""Periodic schedules of the predictor layer."""
+
+from __future__ import annotations
+
+import os
+
+SCHEDULE: dict = {
+    "requeue-stuck-predictions": {
+        "task": "predictors.tasks.requeue_stuck_predictions_task",
+        "schedule": float(os.environ.get("COMPARNA_SWEEP_INTERVAL_S", "300")),
+        "options": {"queue": "default"},
+    },
+}

@@ -1,0 +1,217 @@
+"""Predictor services: catalogue sync, queueing, and executing one prediction through the runner."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable
+
+from django.db import transaction
+from django.utils import timezone
+
+from comparna.models import Target
+from comparna.rna.canonical import structure_to_text
+from predictors.models import Method, MethodVersion, Prediction
+
+log = logging.getLogger(__name__)
+
+# Outcomes that end a prediction; everything else is still queued/running.
+FINAL_STATES = {
+    Prediction.Status.OK,
+    Prediction.Status.FAILED,
+    Prediction.Status.TIMEOUT,
+    Prediction.Status.TOO_LONG,
+    Prediction.Status.UNPARSABLE,
+}
+
+
+class InfrastructureError(RuntimeError):
+    """The runner itself failed (not the predictor): the task retries with backoff."""
+
+
+def spec_to_json(spec) -> dict:
+    return json_ready(dataclasses.asdict(spec))
+
+
+def json_ready(value):
+    if isinstance(value, dict):
+        return {k: json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    return value
+
+
+def spec_from_version(version: MethodVersion):
+    from predictors.core.spec import PredictorSpec
+
+    return PredictorSpec.from_dict(version.spec)
+
+
+@transaction.atomic
+def register_spec(*, spec, from_catalogue: bool = True, active: bool | None = None) -> MethodVersion:
+    """Create or update the method of ``spec``; a changed fingerprint makes a new current version."""
+    method, _ = Method.objects.get_or_create(name=spec.name)
+    method.description = spec.description
+    method.citation = spec.citation
+    method.url = spec.url
+    method.input_kind = spec.input_kind
+    method.pseudoknots = spec.pseudoknots
+    method.from_catalogue = from_catalogue
+    if active is not None:
+        method.active = active
+    method.save()
+    fingerprint = spec.fingerprint()
+    version = method.versions.filter(fingerprint=fingerprint).first()
+    if version is None or not version.is_current:
+        method.versions.filter(is_current=True).update(is_current=False)
+        if version is None:
+            version = MethodVersion.objects.create(
+                method=method,
+                version=spec.version,
+                program=spec.program,
+                spec=spec_to_json(spec),
+                fingerprint=fingerprint,
+                is_current=True,
+            )
+        else:
+            version.is_current = True
+            version.save(update_fields=["is_current"])
+    return version
+
+
+def sync_predictors(*, specs: Iterable | None = None) -> list[MethodVersion]:
+    """Sync the declared catalogue to the database; catalogue methods no longer declared are deactivated."""
+    from predictors.catalogue import load_catalogue
+
+    specs = list(load_catalogue() if specs is None else specs)
+    versions = [register_spec(spec=spec, from_catalogue=True, active=True) for spec in specs]
+    names = {s.name for s in specs}
+    Method.objects.filter(from_catalogue=True).exclude(name__in=names).update(active=False)
+    return versions
+
+
+def queue_predictions(
+    *, versions: Iterable[MethodVersion] | None = None, targets: Iterable[Target] | None = None
+) -> int:
+    """Create queued predictions for each (current version, target) pair not yet run, and enqueue them.
+
+    Unique constraints make this idempotent; tasks are sent only after the transaction commits.
+    """
+    from predictors.tasks import run_prediction_task
+
+    if versions is None:
+        versions = MethodVersion.objects.filter(is_current=True, method__active=True)
+    versions = list(versions)
+    target_ids = list(
+        (Target.objects.all() if targets is None else Target.objects.filter(pk__in=[t.pk for t in targets]))
+        .values_list("pk", flat=True)
+    )
+    created = 0
+    with transaction.atomic():
+        for version in versions:
+            existing = set(
+                Prediction.objects.filter(method_version=version, target_id__in=target_ids).values_list(
+                    "target_id", flat=True
+                )
+            )
+            rows = [
+                Prediction(method_version=version, target_id=t) for t in target_ids if t not in existing
+            ]
+            Prediction.objects.bulk_create(rows, batch_size=500, ignore_conflicts=True)
+            created += len(rows)
+        queued = list(
+            Prediction.objects.filter(
+                status=Prediction.Status.QUEUED, method_version__in=versions, target_id__in=target_ids
+            )
+            .order_by("target__length", "pk")
+            .values_list("pk", flat=True)
+        )
+        transaction.on_commit(lambda: [run_prediction_task.delay(pk) for pk in queued])
+    return created
+
+
+def execute_prediction(*, prediction_id: int) -> Prediction:
+    """Run one queued prediction through the runner and store exactly one final outcome.
+
+    A prediction already in a final state is returned untouched, so a re-delivered task is harmless.
+    Raises InfrastructureError when the runner could not run the program at all (retried by the task).
+    """
+    from predictors.core.runners import run_prediction
+
+    with transaction.atomic():
+        prediction = (
+            Prediction.objects.select_for_update()
+            .select_related("method_version", "target")
+            .get(pk=prediction_id)
+        )
+        if prediction.status != Prediction.Status.QUEUED:
+            # Final: a re-delivered message. Running: another worker has it, or it died with it, in
+            # which case the sweep (requeue_stuck_predictions) puts it back to queued after its limit.
+            return prediction
+        prediction.status = Prediction.Status.RUNNING
+        prediction.attempts += 1
+        prediction.started_at = timezone.now()
+        prediction.save(update_fields=["status", "attempts", "started_at"])
+
+    spec = spec_from_version(prediction.method_version)
+    result = run_prediction(spec, prediction.target.sequence)
+    if result.status == Prediction.Status.INFRASTRUCTURE_ERROR:
+        Prediction.objects.filter(pk=prediction.pk).update(
+            status=Prediction.Status.QUEUED, error=result.error[-2000:]
+        )
+        raise InfrastructureError(result.error)
+    return store_result(prediction=prediction, result=result)
+
+
+@transaction.atomic
+def store_result(*, prediction: Prediction, result) -> Prediction:
+    from comparna.services.scoring import score_prediction
+
+    prediction.status = result.status
+    prediction.pairs = structure_to_text(result.structure) if result.structure is not None else ""
+    prediction.probabilities = [list(p) for p in result.probabilities] if result.probabilities else None
+    prediction.runtime_s = result.runtime_s
+    prediction.exit_code = result.exit_code
+    prediction.error = (result.error or "")[-4000:]
+    prediction.stderr_tail = (result.stderr_tail or "")[-4000:]
+    prediction.runner = result.runner
+    prediction.limits = json_ready(result.limits or {})
+    prediction.finished_at = timezone.now()
+    prediction.save()
+    score_prediction(prediction=prediction)
+    return prediction
+
+
+def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | None = None) -> dict[str, int]:
+    """Re-queue predictions whose worker died (running past time limit + grace) or whose message was lost.
+
+    Queued predictions older than ``lost_after_s`` are sent again (e.g. the broker lost its queue on a
+    restart). Duplicated messages are harmless: only a ``queued`` prediction is ever run.
+    """
+    from datetime import timedelta
+
+    from django.conf import settings
+
+    from predictors.tasks import run_prediction_task
+
+    now = timezone.now()
+    lost_after_s = settings.PREDICTION_RESEND_AFTER_S if lost_after_s is None else lost_after_s
+    stuck = []
+    running = Prediction.objects.filter(status=Prediction.Status.RUNNING).select_related("method_version")
+    for p in running:
+        limit = float(p.method_version.spec.get("time_limit_s", 3600))
+        if p.started_at is None or p.started_at < now - timedelta(seconds=limit + grace_s):
+            stuck.append(p.pk)
+    with transaction.atomic():
+        n_stuck = Prediction.objects.filter(pk__in=stuck, status=Prediction.Status.RUNNING).update(
+            status=Prediction.Status.QUEUED, queued_at=now, error="re-queued: worker lost while running"
+        )
+        lost = list(
+            Prediction.objects.filter(
+                status=Prediction.Status.QUEUED, queued_at__lt=now - timedelta(seconds=lost_after_s)
+            ).values_list("pk", flat=True)
+        )
+        Prediction.objects.filter(pk__in=lost).update(queued_at=now)
+        resend = sorted(set(stuck) | set(lost))
+        transaction.on_commit(lambda: [run_prediction_task.delay(pk) for pk in resend])
+    return {"stuck": n_stuck, "resent": len(resend)}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything CompaRNA needs on a fresh Debian 12 machine: Debian packages (when missing), a
+# virtualenv on Debian's Python 3.11 with the pinned requirements, and the default Rfam library.
+# Safe to run again: it only does what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(python3 python3-venv python3-dev build-essential cd-hit infernal infernal-doc
+              postgresql redis-server bubblewrap chromium curl docker-compose)
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "==> installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+PY=/usr/bin/python3
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 11)' 2>/dev/null; then
+  echo "==> creating .venv with $($PY --version)"
+  rm -rf .venv
+  $PY -m venv .venv
+fi
+stamp=.venv/.requirements.sha256
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "==> installing Python packages (requirements.txt)"
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r requirements.txt
+  echo "$want" > "$stamp"
+fi
+echo "==> CompaRNA installed"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Runs CompaRNA in its embedded set-up (SQLite + filesystem Celery broker unless DATABASE_URL /
+# CELERY_BROKER_URL are set): migrates, imports RNA STRAND, syncs the predictor catalogue, queues the
+# predictions, then starts two workers (queues predict and default), beat and the web server on
+# 127.0.0.1:8000. Ctrl-C stops everything.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+export COMPARNA_DATA_DIR="${COMPARNA_DATA_DIR:-$PWD/var}"
+mkdir -p "$COMPARNA_DATA_DIR/logs"
+logs="$COMPARNA_DATA_DIR/logs"
+
+$PY manage.py migrate --noinput
+$PY manage.py collectstatic --noinput -v 0
+$PY manage.py sync_predictors
+$PY manage.py import_rnastrand "${COMPARNA_RNASTRAND:-../shared/data/rna_strand_v2.0_bpseq.tar.gz}"
+$PY manage.py queue_predictions
+
+pids=()
+cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
+trap cleanup EXIT INT TERM
+.venv/bin/celery -A comparna worker -Q predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
+  -l info > "$logs/worker-predict.log" 2>&1 & pids+=($!)
+.venv/bin/celery -A comparna worker -Q default -n default@%h -c 1 -l info > "$logs/worker-default.log" 2>&1 & pids+=($!)
+.venv/bin/celery -A comparna beat -l info > "$logs/beat.log" 2>&1 & pids+=($!)
+echo "==> CompaRNA on http://127.0.0.1:8000/  (logs in $logs; predictions fill in as workers run)"
+.venv/bin/gunicorn comparna.wsgi -b "${COMPARNA_BIND:-127.0.0.1:8000}" -w 2 --access-logfile - &
+pids+=($!)
+wait -n "${pids[@]}"

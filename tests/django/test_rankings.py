@@ -1,0 +1,87 @@
+"""Ranking snapshots from stored counts: engine input, immutability, recomputation only on changed inputs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from comparna.models import RankingSnapshot, Subset
+from comparna.rna.ranking import CountsTable, ranking_report
+from comparna.services.rankings import rank_subset, recompute_rankings
+from comparna.services.scoring import score_prediction
+from tests.factories import make_method_version, make_prediction, make_target
+
+pytestmark = pytest.mark.django_db
+
+
+def random_db(rng: random.Random, n: int) -> str:
+    """A random nested structure as dot-bracket."""
+    chars = ["."] * n
+    for _ in range(n // 6):
+        i = rng.randrange(0, n - 4)
+        j = rng.randrange(i + 4, n)
+        if chars[i] == "." and chars[j] == "." and all(c == "." for c in chars[i : j + 1]):
+            chars[i], chars[j] = "(", ")"
+    return "".join(chars)
+
+
+@pytest.fixture
+def scored_subset():
+    rng = random.Random(7)
+    seq = "GCAU" * 10
+    methods = [make_method_version(name) for name in ("Alpha", "Beta", "Gamma")]
+    targets = [make_target(seq, random_db(rng, 40)) for _ in range(14)]
+    for n, target in enumerate(targets):
+        ref = target.references.get().pairs
+        for k, version in enumerate(methods):
+            if k == 2 and n >= 8:
+                continue  # Gamma predicts only 8 targets: "?" against the others
+            # Alpha copies the reference half the time, so it should beat the random Beta.
+            db = random_db(rng, 40)
+            prediction = make_prediction(version, target, db)
+            if k == 0 and n % 2 == 0:
+                prediction.pairs = ref
+                prediction.save()
+            score_prediction(prediction=prediction)
+    return Subset.objects.get(slug="all")
+
+
+def test_snapshot_matches_engine_on_independently_built_table(scored_subset):
+    snapshot, new = rank_subset(subset=scored_subset, definition="extended", seed=11)
+    assert new
+    rows = []
+    for target in scored_subset.targets.order_by("source_id"):
+        for p in target.predictions.all():
+            s = p.scores.get()
+            rows.append((p.method_version.method.name, target.source_id, s.tp, s.fn, s.fp, s.fp_compatible, s.tn))
+    expected = ranking_report(CountsTable.from_rows(rows), seed=11)
+    got = {m["method"]: m for m in snapshot.report["methods"]}
+    for row in expected["methods"]:
+        for key in ("rank", "wins", "losses", "draws", "unknown"):
+            assert got[row["method"]][key] == row[key]
+        assert got[row["method"]]["mcc"] == pytest.approx(row["mcc"])
+    assert snapshot.report["verdicts"] == expected["verdicts"]
+    assert snapshot.report["verdicts"]["Gamma"]["Alpha"] == "?"
+    # Robustness covers all 14 targets, Gamma's missing six as empty structures.
+    robust = {r["method"]: r for r in snapshot.report["robustness"]}
+    assert robust["Gamma"]["targets"] == 8
+    assert snapshot.inputs["targets"] == 14 and set(snapshot.inputs["methods"]) == {"Alpha", "Beta", "Gamma"}
+
+
+def test_snapshots_are_immutable_and_only_added_when_inputs_change(scored_subset):
+    first, new = rank_subset(subset=scored_subset, definition="extended", seed=11)
+    again, new_again = rank_subset(subset=scored_subset, definition="extended", seed=11)
+    assert new and not new_again and again.pk == first.pk
+    assert all(not new for _, new in recompute_rankings(seed=11))
+    # A new prediction changes the inputs: a second snapshot, the first one untouched.
+    report_before = first.report
+    target = make_target("GCAU" * 10, random_db(random.Random(3), 40))
+    target.subsets.add(scored_subset)
+    score_prediction(prediction=make_prediction(make_method_version("Alpha"), target, "." * 40))
+    second, new = rank_subset(subset=scored_subset, definition="extended", seed=11)
+    assert new and second.pk != first.pk
+    first.refresh_from_db()
+    assert first.report == report_before
+    assert RankingSnapshot.objects.count() == 2
+    assert second.inputs["targets"] == 15

@@ -1,0 +1,106 @@
+"""The whole path on the production stack: real PostgreSQL, Redis, two Celery workers, beat and gunicorn.
+
+A slice of real RNA STRAND is imported, real predictors run through the ``predict`` worker, the nightly
+ranking job fires from beat (on a short interval) on the ``default`` worker, and the ranking page is
+fetched over HTTP and checked against numbers recomputed from the database.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+
+import psycopg
+import pytest
+import requests
+
+from tests.e2e.stack import production_stack, wait_for
+from tests.support.strand_slice import make_strand_slice
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
+
+METHODS = ("RNAfold (MFE)", "LinearFold-V")
+
+
+def prediction_states(database_url: str) -> dict[str, int]:
+    with psycopg.connect(database_url) as conn:
+        return dict(conn.execute("select status, count(*) from predictors_prediction group by status").fetchall())
+
+
+def pooled_from_db(database_url: str, method: str, subset: str) -> tuple[float, int]:
+    sql = """
+        select sum(s.tp), sum(s.fn), sum(s.fp), sum(s.fp_compatible), sum(s.tn), count(*)
+        from comparna_score s
+        join predictors_prediction p on p.id = s.prediction_id
+        join predictors_methodversion v on v.id = p.method_version_id
+        join predictors_method m on m.id = v.method_id
+        join comparna_subset_targets st on st.target_id = p.target_id
+        join comparna_subset sub on sub.id = st.subset_id
+        where m.name = %s and sub.slug = %s and s.definition = 'extended' and v.is_current
+    """
+    with psycopg.connect(database_url) as conn:
+        tp, fn, fp, eps, tn, n = conn.execute(sql, (method, subset)).fetchone()
+    fpe = fp - eps
+    den = math.sqrt((tp + fpe) * (tp + fn) * (tn + fpe) * (tn + fn))
+    return (0.0 if den == 0 else (tp * tn - fpe * fn) / den), n
+
+
+def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnastrand_archive):
+    slice_dir = tmp_path / "slice"
+    make_strand_slice(
+        rnastrand_archive, slice_dir, prefixes={"SPR": 8, "PDB": 10, "CRW": 4, "RFA": 6}, max_length=400
+    )
+    with production_stack(extra_env={"COMPARNA_RANKING_INTERVAL_S": "5"}) as stack:
+        db = stack.env["DATABASE_URL"]
+        stack.manage("sync_predictors")
+        listed = stack.manage("predict", "--list", "--json").stdout
+        for method in METHODS:
+            assert method in listed
+        stack.manage("import_rnastrand", str(slice_dir), "--no-progress")
+        stack.start_worker("predict", concurrency=2)
+        stack.start_worker("default")
+        args = [a for m in METHODS for a in ("--method", m)]
+        out = stack.manage("queue_predictions", *args).stdout
+        n_queued = int(out.split()[0])
+        assert n_queued > 0
+        try:
+            wait_for(
+                lambda: sum(prediction_states(db).values()) == n_queued
+                and not set(prediction_states(db)) & {"queued", "running"},
+                timeout=400, interval=1, what="predictions to finish",
+            )
+        except TimeoutError:
+            pytest.fail(f"{prediction_states(db)}\n{stack.logs()}")
+        states = prediction_states(db)
+        assert states.get("ok", 0) >= n_queued * 0.9, states
+
+        stack.start_beat()
+        with psycopg.connect(db) as conn:
+            n_subsets = conn.execute("select count(*) from comparna_subset").fetchone()[0]
+        try:
+            wait_for(
+                lambda: psycopg.connect(db).execute("select count(*) from comparna_rankingsnapshot").fetchone()[0]
+                >= n_subsets,
+                timeout=120, interval=1, what="beat to run the nightly ranking job",
+            )
+        except TimeoutError:
+            pytest.fail(stack.logs())
+
+        url = stack.start_web()
+        page = requests.get(f"{url}/rankings/rnastrand/", timeout=30)
+        assert page.status_code == 200
+        text = html.unescape(page.text)
+        section = text[text.index('id="all-extended"') :]
+        section = section[: section.index("</section>")]
+        assert "Ranking snapshot #" in section
+        for method in METHODS:
+            mcc, n = pooled_from_db(db, method, "all")
+            row = re.search(rf"<td>{re.escape(method)}</td>(.*?)</tr>", section, re.S)
+            assert row, f"{method} missing from the ranking table"
+            cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
+            # wins, losses, draws, ?, MCC, sensitivity, PPV, targets
+            assert cells[4] == f"{mcc:.3f}"
+            assert int(cells[7]) == n
+        home = requests.get(f"{url}/", timeout=30)
+        assert home.status_code == 200 and "RNA STRAND" in home.text

@@ -1,0 +1,101 @@
+"""``manage.py rank --counts`` end to end through a subprocess, and the CSV reader's errors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from comparna.rna.ranking import CountsFormatError, pairwise_ranking, read_counts_csv
+
+REPO = Path(__file__).resolve().parents[2]
+HEADER = ["method", "target", "tp", "fn", "fp", "fp_compatible", "tn"]
+
+
+def write_csv(path: Path, n_methods: int = 5, n_targets: int = 40, seed: int = 0) -> None:
+    rng = np.random.default_rng(seed)
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(HEADER)
+        for t in range(n_targets):
+            length = int(rng.integers(30, 200))
+            ref = int(rng.integers(5, length // 3))
+            for m in range(n_methods):
+                if rng.random() < 0.1:
+                    continue
+                tp = int(rng.binomial(ref, 0.2 + 0.15 * m))
+                fp = int(rng.binomial(ref, 0.3))
+                eps = int(rng.binomial(fp, 0.3))
+                tn = length * (length - 1) // 2 - ref - fp
+                out.writerow([f"M{m}", f"T{t}", tp, ref - tp, fp, eps, tn])
+
+
+def run_rank(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "manage.py", "rank", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_rank_command_json(tmp_path):
+    path = tmp_path / "counts.csv"
+    write_csv(path)
+    done = run_rank("--counts", str(path), "--seed", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    names = {row["method"] for row in report["methods"]}
+    assert names == {f"M{m}" for m in range(5)}
+    for row in report["methods"]:
+        assert set(row) >= {"method", "rank", "wins", "losses", "draws", "unknown", "mcc"}
+        assert row["wins"] + row["losses"] + row["draws"] + row["unknown"] == 4
+        assert row["wins"] == sum(v == "+" for v in report["verdicts"][row["method"]].values())
+    flip = {"+": "-", "-": "+", "=": "=", "?": "?"}
+    verdicts = report["verdicts"]
+    assert all(verdicts[b][a] == flip[v] for a, row in verdicts.items() for b, v in row.items())
+    # the same as the engine in process, and ranks follow wins
+    table = read_counts_csv(path)
+    result = pairwise_ranking(table, seed=3)
+    for i, a in enumerate(table.methods):
+        for j, b in enumerate(table.methods):
+            if i != j:
+                assert report["verdicts"][a][b] == result.verdicts[i, j]
+    ranks = [(row["rank"], -row["wins"]) for row in report["methods"]]
+    assert ranks == sorted(ranks)
+    # the best method by construction (M4: highest sensitivity) comes first
+    assert report["methods"][0]["method"] == "M4"
+
+
+def test_rank_command_table_and_errors(tmp_path):
+    path = tmp_path / "counts.csv"
+    write_csv(path, n_methods=3, n_targets=15)
+    done = run_rank("--counts", str(path), "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    assert "rank" in done.stdout and "M2" in done.stdout and "verdicts" in done.stdout
+    bad = tmp_path / "bad.csv"
+    bad.write_text("method,target,tp,fn,fp,fp_compatible,tn\nA,t1,1,2,3,1,50\nA,t2,1,two,3,1,50\n")
+    done = run_rank("--counts", str(bad), "--json")
+    assert done.returncode != 0
+    assert "line 3" in done.stderr and "fn" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("method,target,tp,fn,fp,tn\nA,t,1,1,1,1\n", "line 1: header lacks column(s) fp_compatible"),
+        ("method,target,tp,fn,fp,fp_compatible,tn\nA,t,1,1,1,0,5\nA,t,1,1,1,0,5\n", "line 3: (A, t) already"),
+        ("method,target,tp,fn,fp,fp_compatible,tn\nA,t,1,1,1,2,5\n", "line 2: fp_compatible 2 exceeds fp 1"),
+        ("method,target,tp,fn,fp,fp_compatible,tn\nA,t,1,-1,1,0,5\n", "line 2: fn is negative"),
+        ("method,target,tp,fn,fp,fp_compatible,tn\nA,t,1,1\n", "line 2: expected 7 fields"),
+        ("method,target,tp,fn,fp,fp_compatible,tn\n", "no prediction rows"),
+        ("", "line 1: empty file"),
+    ],
+)
+def test_csv_errors_name_the_line(tmp_path, text, message):
+    path = tmp_path / "x.csv"
+    path.write_text(text)
+    with pytest.raises(CountsFormatError) as error:
+        read_counts_csv(path)
+    assert message in str(error.value)
