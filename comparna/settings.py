@@ -13,6 +13,7 @@ import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("COMPARNA_DATA_DIR", BASE_DIR / "var")).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)  # the SQLite file, broker folders and downloads live here
 SHARED_DATA_DIR = Path(os.environ.get("COMPARNA_SHARED_DATA", BASE_DIR.parent / "shared" / "data")).resolve()
 
 
@@ -114,6 +115,7 @@ RNASTRAND_ARCHIVE = Path(
 )
 CDHIT_EST = os.environ.get("COMPARNA_CDHIT_EST", "cd-hit-est")
 CDHIT_EST_2D = os.environ.get("COMPARNA_CDHIT_EST_2D", "cd-hit-est-2d")
+SNAPSHOT_DIR = Path(os.environ.get("COMPARNA_SNAPSHOT_DIR", DATA_DIR / "snapshots"))
 RANKING_SEED = int(os.environ.get("COMPARNA_RANKING_SEED", "20130301"))
 
 LOGGING = {

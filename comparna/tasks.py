@@ -5,9 +5,24 @@ from __future__ import annotations
 from celery import shared_task
 
 from comparna.services.rankings import recompute_rankings
+from comparna.snapshot_tasks import build_snapshot_task  # noqa: F401 - registers the task with the worker
 
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800)
 def recompute_rankings_task() -> int:
-    """Nightly: store a new ranking snapshot for every subset whose inputs changed; returns how many."""
-    return sum(1 for _, new in recompute_rankings() if new)
+    """Nightly: store a new ranking snapshot for every subset whose inputs changed; returns how many.
+
+    Datasets whose rankings changed also get a new dataset snapshot (only if their rows changed), so the
+    archived rankings match the archived data.
+    """
+    from comparna.snapshots.service import make_snapshot_if_changed
+    from predictors.models import Prediction
+
+    results = recompute_rankings()
+    for dataset in {snap.dataset for snap, new in results if new}:
+        pending = Prediction.objects.filter(
+            target__dataset=dataset, status__in=[Prediction.Status.QUEUED, Prediction.Status.RUNNING]
+        )
+        if not pending.exists():  # archive settled data only, not every batch of a running backlog
+            make_snapshot_if_changed(dataset)
+    return sum(1 for _, new in results if new)

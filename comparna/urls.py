@@ -1,10 +1,25 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
-from comparna.views import DatasetRankingView, HomeView
+from comparna import views
+
+RANKING = "rankings/<slug:dataset>/<slug:subset>/<slug:definition>/"
 
 urlpatterns = [
-    path("", HomeView.as_view(), name="home"),
-    path("rankings/<slug:dataset>/", DatasetRankingView.as_view(), name="dataset-rankings"),
+    path("", views.HomeView.as_view(), name="home"),
+    path("about/", views.AboutView.as_view(), name="about"),
+    path("datasets/", views.DatasetListView.as_view(), name="datasets"),
+    path("datasets/<slug:dataset>/targets/", views.DatasetTargetListView.as_view(), name="dataset-targets"),
+    path("targets/<int:pk>/", views.TargetDetailView.as_view(), name="target-detail"),
+    path("methods/", views.MethodListView.as_view(), name="methods"),
+    path("methods/<int:pk>/", views.MethodDetailView.as_view(), name="method-detail"),
+    path("rankings/", views.RankingIndexView.as_view(), name="rankings-index"),
+    path("rankings/<slug:dataset>/", views.DatasetRankingView.as_view(), name="dataset-rankings"),
+    path(RANKING, views.SubsetRankingView.as_view(), name="subset-rankings"),
+    path(RANKING + "matrix/", views.RankingMatrixView.as_view(), name="ranking-matrix"),
+    path(RANKING + "compare/<int:a>/<int:b>/", views.MethodComparisonView.as_view(), name="method-comparison"),
+    path(RANKING + "compare/<int:a>/<int:b>/data.csv", views.MethodComparisonCsvView.as_view(),
+         name="method-comparison-csv"),
+    path("api/", include("comparna.api.urls")),
     path("admin/", admin.site.urls),
 ]

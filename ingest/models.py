@@ -92,3 +92,52 @@ class PdbChain(models.Model):
     def known(self) -> bool:
         """Part of the novelty reference set: backfill chains and chains already benchmarked."""
         return self.role in (self.Role.REFERENCE, self.Role.TARGET)
+
+
+class FamilyAssignment(models.Model):
+    """The Rfam family of a target under one Rfam version (cmscan's best hit covering ≥ 80 % of it).
+
+    A row with an empty accession records that no family was found; re-running under a new Rfam version
+    adds a row, old ones stay for the record.
+    """
+
+    target = models.ForeignKey("comparna.Target", on_delete=models.CASCADE, related_name="family_assignments")
+    rfam_version = models.CharField(max_length=200)
+    accession = models.CharField(max_length=32, blank=True)
+    family_id = models.CharField(max_length=100, blank=True)
+    evalue = models.FloatField(null=True, blank=True)
+    score = models.FloatField(null=True, blank=True)
+    coverage = models.FloatField(null=True, blank=True)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-assigned_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["target", "rfam_version"], name="family_unique_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.target}: {self.accession or 'no family'} ({self.rfam_version})"
+
+
+class ComparativeInput(models.Model):
+    """A stored (seed) or (20) input of a target, so a comparative prediction can be reproduced exactly."""
+
+    class Kind(models.TextChoices):
+        SEED = "seed", "(seed): all seed sequences + the query"
+        TWENTY = "20", "(20): the query + 19 seed sequences with 65-95 % identity"
+
+    target = models.ForeignKey("comparna.Target", on_delete=models.CASCADE, related_name="comparative_inputs")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    rfam_version = models.CharField(max_length=200)
+    accession = models.CharField(max_length=32)
+    query_name = models.CharField(max_length=100)
+    random_seed = models.BigIntegerField(null=True, blank=True)
+    sequences = models.TextField(help_text="FASTA of the input collection (query included).")
+    alignment = models.TextField(help_text="Stockholm alignment of the collection by cmalign.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["target", "kind", "rfam_version"], name="comparativeinput_unique")
+        ]

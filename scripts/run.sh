@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export COMPARNA_DATA_DIR="${COMPARNA_DATA_DIR:-$PWD/var}"
 mkdir -p "$COMPARNA_DATA_DIR/logs"
+# Locally, rankings are refreshed every 10 minutes instead of nightly, so the site fills in while the
+# predictions run (a recomputation happens only when its inputs changed).
+export COMPARNA_RANKING_INTERVAL_S="${COMPARNA_RANKING_INTERVAL_S:-600}"
 logs="$COMPARNA_DATA_DIR/logs"
 
 $PY manage.py migrate --noinput

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 
 from comparna.models import Dataset, RankingSnapshot, Score, Subset
 from comparna.rna import metrics
+from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
 
 log = logging.getLogger(__name__)
@@ -103,6 +104,14 @@ def compute_report(table: CountsTable, identity: dict, *, seed: int) -> dict:
         tp, fn, fp, eps, _ = (int(x) for x in summed)
         sens, prec = metrics.sensitivity(tp, fn), metrics.ppv(tp, fp, eps)
         row.update(sensitivity=sens, ppv=prec, f1=metrics.f1(sens, prec))
+        # Mean per-structure MCC with its 95 % bootstrap percentile CI (SCIENCE.md §6).
+        own = table.counts[i][table.present[i]]
+        per_target = metrics.mcc_from_arrays(*own.T) if len(own) else np.zeros(0)
+        if len(per_target):
+            ci = bootstrap_ci_mean(per_target, seed=seed)
+            row.update(mean_mcc=ci.estimate, mean_mcc_ci=[ci.low, ci.high], mean_mcc_small=ci.small)
+        else:
+            row.update(mean_mcc=None, mean_mcc_ci=None, mean_mcc_small=True)
     return report
 
 

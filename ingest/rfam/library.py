@@ -205,9 +205,10 @@ def infernal_version() -> str:
 
 def build_library(
     source_dir: str | os.PathLike[str] = TESTSUITE_DIR,
-    dest_dir: str | os.PathLike[str] = "var/rfam",
+    dest_dir: str | os.PathLike[str] | None = None,
     *,
     exclude: frozenset[str] = DEFAULT_EXCLUDE,
+    label: str | None = None,
 ) -> RfamLibrary:
     """Assemble single-model calibrated ``*.c.cm`` files and their seeds into a pressed library.
 
@@ -215,18 +216,25 @@ def build_library(
     ----------
     source_dir : path
         Directory with ``*.c.cm`` and ``*.sto`` files (default: the ``infernal-doc`` testsuite).
-    dest_dir : path
-        Library directory to create. It is built in a temporary sibling and renamed into place, so a
-        half-built library is never seen; an existing ``dest_dir`` is replaced.
+    dest_dir : path, optional
+        Library directory to create (default :func:`default_library_path`). It is built in a
+        temporary sibling and renamed into place, so a half-built library is never seen; an existing
+        ``dest_dir`` is replaced.
     exclude : set of str
         Model names to leave out (default: ``tRNA1415G``, see the module docstring).
+    label : str, optional
+        First part of the version string; default ``"infernal-doc testsuite"`` for :data:`TESTSUITE_DIR`,
+        else ``"assembled from <source_dir name>"``.
 
     Returns
     -------
     RfamLibrary
     """
     source = Path(source_dir)
-    dest = Path(dest_dir)
+    dest = Path(dest_dir) if dest_dir is not None else default_library_path()
+    if label is None:
+        same = source.resolve() == TESTSUITE_DIR.resolve()
+        label = "infernal-doc testsuite" if same else f"assembled from {source.name}"
     models = _collect_models(source, exclude)
     if not models:
         raise RfamLibraryError(f"no single-model calibrated *.c.cm files in {source}")
@@ -256,7 +264,7 @@ def build_library(
         digest = hashlib.sha256()
         for part in (CM_NAME, SEED_NAME):
             digest.update((tmp / part).read_bytes())
-        version = f"infernal-doc testsuite (INFERNAL {infernal_version()}) sha256:{digest.hexdigest()[:12]}"
+        version = f"{label} (INFERNAL {infernal_version()}) sha256:{digest.hexdigest()[:12]}"
         index_release(tmp, version, notes=skipped)
         if dest.exists():
             old = dest.with_name(f".{dest.name}-old-{os.getpid()}")

@@ -8,9 +8,11 @@ Length limits keep slow methods from blocking the queue (measured timings in the
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError
+from importlib.metadata import PackageNotFoundError, distributions
 from importlib.metadata import version as _dist_version
+from pathlib import Path
 
+from predictors.core.runners import REPO_ROOT
 from predictors.core.spec import PredictorSpec, check_unique_names
 
 
@@ -19,6 +21,17 @@ def _version(dist: str) -> str:
         return _dist_version(dist)
     except PackageNotFoundError:
         return "not-installed"
+
+
+def _venv_versions(venv: Path, *dists: str) -> dict[str, str]:
+    """Versions of distributions installed in another virtualenv (without importing them)."""
+    found: dict[str, str] = {}
+    for site in venv.glob("lib/python3*/site-packages"):
+        for dist in distributions(path=[str(site)]):
+            name = dist.metadata["Name"]
+            if name and name.lower() in {d.lower() for d in dists}:
+                found[name.lower()] = dist.version
+    return found
 
 
 def _wrapper(module: str, *args: str) -> tuple[str, ...]:
@@ -36,6 +49,7 @@ LINEARPARTITION = _version("linearpartition-unofficial")
 SEQFOLD_MAX_LENGTH, SEQFOLD_TIME_LIMIT = 800, 300.0
 SQUARNA_MAX_LENGTH, SQUARNA_TIME_LIMIT = 250, 180.0
 HOTKNOTS_MAX_LENGTH, HOTKNOTS_TIME_LIMIT = 200, 300.0
+MXFOLD2_LIMITS = (2000, 600.0)
 
 _VIENNA_CITE = (
     "Lorenz R, Bernhart SH, Höner zu Siederdissen C, Tafer H, Flamm C, Stadler PF, Hofacker IL. "
@@ -53,6 +67,12 @@ _ETERNA_CITE = (
     "Wayment-Steele HK et al. RNA secondary structure packages evaluated and improved by "
     "high-throughput experiments. Nat Methods 19:1234-1242 (2022)"
 )
+
+# MXfold2 lives in its own virtualenv (torch 2.13.0 CPU, compiled C++ extension), built by
+# predictors/programs/setup_mxfold2.sh; it is catalogued only where that virtualenv exists.
+MXFOLD2_VENV = REPO_ROOT / "var" / "venvs" / "mxfold2"
+_MXFOLD2 = _venv_versions(MXFOLD2_VENV, "mxfold2", "torch")
+MXFOLD2_MAX_LENGTH, MXFOLD2_TIME_LIMIT = MXFOLD2_LIMITS
 
 CATALOGUE: tuple[PredictorSpec, ...] = (
     PredictorSpec(
@@ -242,6 +262,27 @@ CATALOGUE: tuple[PredictorSpec, ...] = (
         description="HotKnots 2.0 with the DP09 pseudoknot energy model.",
     ),
 )
+
+
+if (MXFOLD2_VENV / "bin" / "python").exists() and "mxfold2" in _MXFOLD2:
+    CATALOGUE += (
+        PredictorSpec(
+            name="MXfold2",
+            program="mxfold2 predict (own virtualenv, torch " + _MXFOLD2.get("torch", "?") + ")",
+            version=_MXFOLD2["mxfold2"],
+            argv=(str(MXFOLD2_VENV / "bin" / "python"), "-m", "mxfold2", "predict", "{fasta}"),
+            output_format="dot-bracket",
+            max_length=MXFOLD2_MAX_LENGTH,
+            time_limit_s=MXFOLD2_TIME_LIMIT,
+            memory_limit_mb=6144,
+            citation="Sato K, Akiyama M, Sakakibara Y. RNA secondary structure prediction using deep "
+            "learning "
+            "with thermodynamic integration. Nat Commun 12:941 (2021)",
+            url="https://github.com/mxfold/mxfold2",
+            description="Deep-learning folding scores integrated with Turner free energies (model TrainSetAB "
+            "shipped in the wheel), Zuker-style decoding; CPU.",
+        ),
+    )
 
 
 def load_catalogue(specs: tuple[PredictorSpec, ...] | None = None) -> tuple[PredictorSpec, ...]:

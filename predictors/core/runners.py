@@ -272,6 +272,15 @@ class _Execution:
     infrastructure_error: str | None = None
 
 
+def decode_wrapped_returncode(rc: int) -> tuple[int | None, int | None]:
+    """(exit code, signal) from a wrapper (bwrap, a container engine) that reports signal N as 128 + N."""
+    if rc < 0:
+        return None, -rc
+    if rc > 128 and rc - 128 in {s.value for s in signal.Signals}:
+        return None, rc - 128
+    return rc, None
+
+
 def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -386,6 +395,16 @@ class _ProcessRunner:
     name = "process"
     isolation = "none"
     uses_info_fd = False
+    #: rlimits set in the child before exec (all of them unless a subclass limits another way).
+    child_rlimits = frozenset(
+        {
+            resource.RLIMIT_CPU,
+            resource.RLIMIT_AS,
+            resource.RLIMIT_FSIZE,
+            resource.RLIMIT_CORE,
+            resource.RLIMIT_NPROC,
+        }
+    )
 
     def __init__(
         self,
@@ -451,6 +470,7 @@ class _ProcessRunner:
             (resource.RLIMIT_CORE, (0, 0)),
             (resource.RLIMIT_NPROC, (self.max_processes, self.max_processes)),
         ]
+        rlimits = [r for r in rlimits if r[0] in self.child_rlimits]
         cgroups = _RunCgroups(self.max_processes, spec.memory_limit_mb) if self.use_cgroups else None
         nproc_enforced = (drop_to is not None and drop_to[0] != 0) or (drop_to is None and os.getuid() != 0)
         ex.limits = {
@@ -466,7 +486,7 @@ class _ProcessRunner:
             "cgroup_version": cgroups.version if cgroups and cgroups.dirs else None,
             "uid": drop_to[0] if drop_to else os.getuid(),
         }
-        ex.limits.update(self._extra_limits())
+        ex.limits.update(self._extra_limits(spec))
         iodir = None
         try:
             iodir = Path(tempfile.mkdtemp(prefix="comparna-io-"))
@@ -502,6 +522,7 @@ class _ProcessRunner:
                     proc.wait()
                     if info_r is not None:
                         _reap_namespace(info_r)
+                    self._cleanup(job)
                 ex.runtime_s = time.monotonic() - start
             rc = proc.returncode
             ex.exit_code, ex.signal = self._decode_returncode(rc)
@@ -532,8 +553,11 @@ class _ProcessRunner:
                 shutil.rmtree(iodir, ignore_errors=True)
         return ex
 
-    def _extra_limits(self) -> dict[str, Any]:
+    def _extra_limits(self, spec: PredictorSpec) -> dict[str, Any]:
         return {}
+
+    def _cleanup(self, job: Job) -> None:  # noqa: B027 - optional hook
+        """Called after the process and its group were killed; e.g. remove a container."""
 
     def _decode_returncode(self, rc: int) -> tuple[int | None, int | None]:
         if rc < 0:
@@ -557,6 +581,12 @@ class _ProcessRunner:
         cap = self.output_limit_mb * 2**20
         if ex.infrastructure_error:
             return replace(base, status="infrastructure_error", message=ex.infrastructure_error)
+        # An output flood first: it can also stall a container engine's client until the wall clock. Such
+        # a client writes in chunks and stops just short of the cap, hence the 1 MB margin.
+        if ex.signal == signal.SIGXFSZ or ex.stdout_size >= cap - min(2**20, cap // 2):
+            return replace(
+                base, status="failed", message=f"output exceeded the {self.output_limit_mb} MB limit"
+            )
         if ex.timed_out:
             return replace(
                 base, status="timeout", message=f"wall-clock limit of {spec.time_limit_s:g} s exceeded"
@@ -573,9 +603,11 @@ class _ProcessRunner:
                 status="failed",
                 message=f"memory limit of {spec.memory_limit_mb} MB exceeded (killed by the kernel)",
             )
-        if ex.signal == signal.SIGXFSZ or ex.stdout_size >= cap:
+        if ex.signal == signal.SIGKILL and self.isolation == "container":
             return replace(
-                base, status="failed", message=f"output exceeded the {self.output_limit_mb} MB limit"
+                base,
+                status="failed",
+                message=f"killed by SIGKILL (likely the container memory limit, {spec.memory_limit_mb} MB)",
             )
         if ex.signal is not None:
             return replace(base, status="failed", message=f"killed by {_signal_name(ex.signal)}")
@@ -609,7 +641,7 @@ class LocalRunner(_ProcessRunner):
     def _command(self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None) -> list[str]:
         return inner
 
-    def _extra_limits(self) -> dict[str, Any]:
+    def _extra_limits(self, spec: PredictorSpec) -> dict[str, Any]:
         return {"network": "host", "filesystem": "host"}
 
 
@@ -653,6 +685,13 @@ class SandboxRunner(_ProcessRunner):
         drop = self._drop_to()
         if drop is None:
             return
+        # bubblewrap mounts the work dir as the unprivileged uid, so every ancestor must be searchable.
+        for parent in Path(job.workdir).resolve().parents:
+            st = parent.stat()
+            if not st.st_mode & 0o001 and st.st_uid != drop[0]:
+                raise PermissionError(
+                    f"work dir {job.workdir} is not reachable by uid {drop[0]}: {parent} is not o+x"
+                )
         os.chown(job.workdir, *drop)
         for p in job.workdir.rglob("*"):
             os.chown(p, *drop, follow_symlinks=False)
@@ -715,7 +754,7 @@ class SandboxRunner(_ProcessRunner):
         ]
         return cmd
 
-    def _extra_limits(self) -> dict[str, Any]:
+    def _extra_limits(self, spec: PredictorSpec) -> dict[str, Any]:
         return {
             "network": "none",
             "filesystem": "read-only system, writable /job, private /tmp",
@@ -723,12 +762,7 @@ class SandboxRunner(_ProcessRunner):
         }
 
     def _decode_returncode(self, rc: int) -> tuple[int | None, int | None]:
-        # bwrap reports a child killed by signal N as exit status 128 + N.
-        if rc < 0:
-            return None, -rc
-        if rc > 128 and rc - 128 in {s.value for s in signal.Signals}:
-            return None, rc - 128
-        return rc, None
+        return decode_wrapped_returncode(rc)
 
 
 def select_runner(spec: PredictorSpec) -> Runner:

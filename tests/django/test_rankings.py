@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from comparna.models import RankingSnapshot, Subset
+from comparna.models import RankingSnapshot, Score, Subset
 from comparna.rna.ranking import CountsTable, ranking_report
 from comparna.services.rankings import rank_subset, recompute_rankings
 from comparna.services.scoring import score_prediction
@@ -85,3 +85,36 @@ def test_snapshots_are_immutable_and_only_added_when_inputs_change(scored_subset
     assert first.report == report_before
     assert RankingSnapshot.objects.count() == 2
     assert second.inputs["targets"] == 15
+
+
+def test_rank_command_database_mode(scored_subset):
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("rank", "--dataset", "testset", "--seed", "11", "--json", stdout=out)
+    [row] = json.loads(out.getvalue())
+    assert row["new"] and row["subset"] == "all"
+    snap = RankingSnapshot.objects.get(pk=row["snapshot"])
+    assert row["verdicts"] == snap.report["verdicts"]
+    out = StringIO()
+    call_command("rank", "--dataset", "testset", "--seed", "11", "--json", stdout=out)
+    assert not json.loads(out.getvalue())[0]["new"]
+    with pytest.raises(Exception, match="unknown dataset"):
+        call_command("rank", "--dataset", "nope")
+
+
+def test_snapshot_mean_mcc_and_bootstrap_ci(scored_subset):
+    import numpy as np
+
+    snapshot, _ = rank_subset(subset=scored_subset, definition="extended", seed=5)
+    for row in snapshot.report["methods"]:
+        scores = [
+            s.mcc for s in Score.objects.filter(prediction__method_version__method__name=row["method"])
+        ]
+        assert row["mean_mcc"] == pytest.approx(np.mean(scores))
+        low, high = row["mean_mcc_ci"]
+        assert min(scores) <= low <= row["mean_mcc"] <= high <= max(scores)
+        assert row["mean_mcc_small"]  # fewer than 100 targets

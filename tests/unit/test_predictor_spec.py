@@ -88,8 +88,18 @@ def test_catalogue_is_valid_unique_and_covers_the_required_methods():
     specs = load_catalogue()
     names = {s.name for s in specs}
     assert len(names) == len(specs)
-    for required in ("RNAfold-MFE", "RNAfold-MEA", "RNAfold-centroid", "LinearFold-V", "LinearPartition-V-MEA",
-                     "LinearPartition-E-MEA", "LinearPartition-V-ThreshKnot", "seqfold", "SQUARNA", "HotKnots"):
+    for required in (
+        "RNAfold-MFE",
+        "RNAfold-MEA",
+        "RNAfold-centroid",
+        "LinearFold-V",
+        "LinearPartition-V-MEA",
+        "LinearPartition-E-MEA",
+        "LinearPartition-V-ThreshKnot",
+        "seqfold",
+        "SQUARNA",
+        "HotKnots",
+    ):
         assert required in names
     for s in specs:
         assert s.output_format in PARSERS

@@ -1,0 +1,188 @@
+"""Serializers of the read-only API; structures come as pair lists, dot-bracket and BPSEQ."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
+from comparna.rna.canonical import structure_from_text
+from comparna.rna.formats import write_bpseq, write_dot_bracket
+from comparna.rna.structure import StructureFormatError
+from predictors.models import Method, MethodVersion, Prediction
+
+
+def pair_list(text: str) -> list[list[int]]:
+    out = []
+    for token in text.split():
+        i, _, j = token.partition("-")
+        out.append([int(i), int(j)])
+    return out
+
+
+PAIRS_SCHEMA = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2,
+                                           "maxItems": 2}}
+
+
+class SubsetSerializer(serializers.ModelSerializer):
+    size = serializers.IntegerField(read_only=True, help_text="Number of targets in the subset.")
+    definitions = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Subset
+        fields = ["slug", "name", "description", "definitions", "size"]
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_definitions(self, obj: Subset) -> list[str]:
+        return obj.definitions()
+
+
+class DatasetSerializer(serializers.ModelSerializer):
+    subsets = SubsetSerializer(many=True, read_only=True)
+    size = serializers.IntegerField(read_only=True, help_text="Number of targets.")
+
+    class Meta:
+        model = Dataset
+        fields = ["slug", "name", "kind", "description", "definitions", "version", "updated_at", "size", "subsets"]
+
+
+class ReferenceSerializer(serializers.ModelSerializer):
+    pairs = serializers.SerializerMethodField(help_text="1-based base pairs [i, j], i < j.")
+    dot_bracket = serializers.SerializerMethodField(help_text="Null when the structure has multiplets.")
+    bpseq = serializers.SerializerMethodField(help_text="Null when the structure has multiplets.")
+
+    class Meta:
+        model = ReferenceStructure
+        fields = ["definition", "n_pairs", "pseudoknotted", "has_multiplets", "pairs", "dot_bracket", "bpseq",
+                  "classes"]
+
+    @extend_schema_field(PAIRS_SCHEMA)
+    def get_pairs(self, obj: ReferenceStructure):
+        return pair_list(obj.pairs)
+
+    def _structure(self, obj: ReferenceStructure):
+        return structure_from_text(obj.target.length, obj.pairs)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_dot_bracket(self, obj: ReferenceStructure) -> str | None:
+        try:
+            return write_dot_bracket(self._structure(obj))
+        except StructureFormatError:
+            return None
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_bpseq(self, obj: ReferenceStructure) -> str | None:
+        try:
+            return write_bpseq(obj.target.sequence, self._structure(obj))
+        except StructureFormatError:
+            return None
+
+
+class TargetSerializer(serializers.ModelSerializer):
+    dataset = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    references = ReferenceSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Target
+        fields = ["id", "dataset", "source_id", "sequence", "length", "source_database", "rna_class", "organism",
+                  "pdb_id", "chain_id", "release_date", "created_at", "references"]
+
+
+class MethodVersionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MethodVersion
+        fields = ["id", "version", "program", "fingerprint", "is_current", "created_at", "spec"]
+
+
+class MethodSerializer(serializers.ModelSerializer):
+    versions = MethodVersionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Method
+        fields = ["id", "name", "description", "citation", "url", "input_kind", "pseudoknots", "active",
+                  "created_at", "versions"]
+
+
+class PredictionSerializer(serializers.ModelSerializer):
+    method = serializers.CharField(source="method_version.method.name", read_only=True)
+    method_id = serializers.IntegerField(source="method_version.method_id", read_only=True)
+    version = serializers.CharField(source="method_version.version", read_only=True)
+    dataset = serializers.CharField(source="target.dataset.slug", read_only=True)
+    target_source_id = serializers.CharField(source="target.source_id", read_only=True)
+    pairs = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Prediction
+        fields = ["id", "method", "method_id", "version", "method_version", "target", "target_source_id", "dataset",
+                  "status", "pairs", "runtime_s", "error", "queued_at", "finished_at"]
+
+    @extend_schema_field(PAIRS_SCHEMA)
+    def get_pairs(self, obj: Prediction):
+        return pair_list(obj.pairs)
+
+
+class ScoreSerializer(serializers.ModelSerializer):
+    method = serializers.CharField(source="prediction.method_version.method.name", read_only=True)
+    target = serializers.IntegerField(source="prediction.target_id", read_only=True)
+    target_source_id = serializers.CharField(source="prediction.target.source_id", read_only=True)
+    dataset = serializers.CharField(source="prediction.target.dataset.slug", read_only=True)
+
+    class Meta:
+        model = Score
+        fields = ["id", "prediction", "method", "target", "target_source_id", "dataset", "definition", "tp", "fn",
+                  "fp", "fp_inconsistent", "fp_contradicting", "fp_compatible", "tn", "mcc", "sensitivity", "ppv",
+                  "f1", "wl"]
+
+
+class RankingRowSerializer(serializers.Serializer):
+    method = serializers.CharField()
+    rank = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    unknown = serializers.IntegerField()
+    mcc = serializers.FloatField()
+    sensitivity = serializers.FloatField(required=False)
+    ppv = serializers.FloatField(required=False)
+    f1 = serializers.FloatField(required=False)
+    targets = serializers.IntegerField()
+
+
+class RobustnessRowSerializer(serializers.Serializer):
+    method = serializers.CharField()
+    rank = serializers.IntegerField()
+    mcc = serializers.FloatField()
+    targets = serializers.IntegerField()
+
+
+class RankingSnapshotSerializer(serializers.ModelSerializer):
+    dataset = serializers.CharField(source="dataset.slug", read_only=True)
+    subset = serializers.CharField(source="subset.slug", read_only=True)
+    methods = serializers.SerializerMethodField()
+    robustness = serializers.SerializerMethodField()
+    conventions = serializers.SerializerMethodField()
+
+    class Meta:
+        model = RankingSnapshot
+        fields = ["id", "dataset", "subset", "definition", "computed_at", "seed", "inputs_hash", "methods",
+                  "robustness", "conventions", "inputs"]
+
+    @extend_schema_field(RankingRowSerializer(many=True))
+    def get_methods(self, obj: RankingSnapshot):
+        return obj.report.get("methods", [])
+
+    @extend_schema_field(RobustnessRowSerializer(many=True, allow_null=True))
+    def get_robustness(self, obj: RankingSnapshot):
+        return obj.report.get("robustness")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_conventions(self, obj: RankingSnapshot):
+        return obj.report.get("conventions", {})
+
+
+class VerdictSerializer(serializers.Serializer):
+    method_a = serializers.CharField()
+    method_b = serializers.CharField()
+    verdict = serializers.ChoiceField(choices=["+", "-", "=", "?"], help_text="'+' when method_a beats method_b.")
+    common_targets = serializers.IntegerField()

@@ -1,0 +1,20 @@
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from rest_framework.routers import DefaultRouter
+
+from comparna.api import views
+
+router = DefaultRouter()
+router.register("datasets", views.DatasetViewSet, basename="api-dataset")
+router.register("targets", views.TargetViewSet, basename="api-target")
+router.register("methods", views.MethodViewSet, basename="api-method")
+router.register("predictions", views.PredictionViewSet, basename="api-prediction")
+router.register("scores", views.ScoreViewSet, basename="api-score")
+router.register("rankings", views.RankingViewSet, basename="api-ranking")
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    path("", include(router.urls)),
+]

@@ -1,0 +1,315 @@
+"""Read-only, paginated API endpoints with simple query-parameter filters.
+
+Ranking snapshots are immutable, so their serialised form is cached under the snapshot's pk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.core.cache import cache
+from django.db.models import Count, F, OuterRef, Prefetch, Subquery
+from drf_spectacular.openapi import AutoSchema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.response import Response
+
+from comparna.api import serializers as s
+from comparna.models import Dataset, RankingSnapshot, Score, Subset, Target
+from predictors.models import Method, MethodVersion, Prediction
+
+CACHE_PREFIX = "comparna:api:v1"
+
+
+class Pagination(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+def _param(name: str, description: str, type_=str, **kw) -> OpenApiParameter:
+    return OpenApiParameter(name, type_, OpenApiParameter.QUERY, required=False, description=description, **kw)
+
+
+DATASET = _param("dataset", "Dataset slug, e.g. `rnastrand`.")
+METHOD = _param("method", "Method name (exact), e.g. `RNAfold (MFE)`.")
+DEFINITION = _param("definition", "Pair definition.", enum=["standard", "extended"])
+SUBSET = _param("subset", "Subset slug, e.g. `all`.")
+SINCE = _param("since", "Only rows dated on or after this day (YYYY-MM-DD).", dt.date)
+UNTIL = _param("until", "Only rows dated on or before this day (YYYY-MM-DD).", dt.date)
+
+
+def parse_date(value: str | None, name: str) -> dt.date | None:
+    if value in (None, ""):
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise ValidationError({name: "expected a date YYYY-MM-DD"}) from None
+
+
+def parse_int(value: str | None, name: str) -> int | None:
+    if value in (None, ""):
+        return None
+    if not value.isdigit() or len(value) > 18:
+        raise ValidationError({name: "expected a non-negative integer"})
+    return int(value)
+
+
+def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
+    start = dt.datetime.combine(day, dt.time.min, tzinfo=dt.UTC)
+    return start, start + dt.timedelta(days=1)
+
+
+class ReadOnly(viewsets.ReadOnlyModelViewSet):
+    """Shared settings: anonymous read-only access, pagination, drf-spectacular schema."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+    pagination_class = Pagination
+    schema = AutoSchema()
+    lookup_value_regex = r"\d+"
+
+    def q(self, name: str) -> str | None:
+        value = self.request.query_params.get(name)
+        return value if value not in ("", None) else None
+
+
+@extend_schema(tags=["datasets"])
+class DatasetViewSet(ReadOnly):
+    """Benchmark datasets with their subsets and sizes."""
+
+    serializer_class = s.DatasetSerializer
+    lookup_field = "slug"
+    lookup_value_regex = r"[-a-zA-Z0-9_]+"
+
+    def get_queryset(self):
+        subsets = Subset.objects.annotate(size=Count("targets")).select_related("dataset")
+        return (
+            Dataset.objects.annotate(size=Count("targets", distinct=True)).order_by("slug")
+            .prefetch_related(Prefetch("subsets", queryset=subsets))
+        )
+
+
+@extend_schema(tags=["targets"])
+@extend_schema(methods=["GET"], parameters=[
+    DATASET, SUBSET, _param("rna_class", "RNA family / class (exact)."), _param("pdb_id", "PDB entry id."),
+    _param("released_since", "Released on or after (YYYY-MM-DD).", dt.date),
+    _param("released_until", "Released on or before (YYYY-MM-DD).", dt.date),
+])
+class TargetViewSet(ReadOnly):
+    """Targets with their reference structures (pairs, dot-bracket and BPSEQ)."""
+
+    serializer_class = s.TargetSerializer
+
+    def get_queryset(self):
+        qs = Target.objects.select_related("dataset").prefetch_related("references").order_by("dataset", "source_id")
+        if self.action != "list":
+            return qs
+        if (v := self.q("dataset")) is not None:
+            qs = qs.filter(dataset__slug=v)
+        if (v := self.q("subset")) is not None:
+            qs = qs.filter(subsets__slug=v).distinct()
+        if (v := self.q("rna_class")) is not None:
+            qs = qs.filter(rna_class=v)
+        if (v := self.q("pdb_id")) is not None:
+            qs = qs.filter(pdb_id__iexact=v)
+        if (d := parse_date(self.q("released_since"), "released_since")) is not None:
+            qs = qs.filter(release_date__gte=d)
+        if (d := parse_date(self.q("released_until"), "released_until")) is not None:
+            qs = qs.filter(release_date__lte=d)
+        return qs
+
+
+@extend_schema(tags=["methods"])
+@extend_schema(methods=["GET"], parameters=[
+    _param("input_kind", "single, collection or alignment.", enum=["single", "collection", "alignment"]),
+    _param("active", "Only active (true) or inactive (false) methods.", bool),
+])
+class MethodViewSet(ReadOnly):
+    """Methods with their version history and runnable specifications."""
+
+    serializer_class = s.MethodSerializer
+
+    def get_queryset(self):
+        qs = Method.objects.prefetch_related(
+            Prefetch("versions", queryset=MethodVersion.objects.order_by("-created_at"))
+        ).order_by("name")
+        if self.action != "list":
+            return qs
+        if (v := self.q("input_kind")) is not None:
+            qs = qs.filter(input_kind=v)
+        if (v := self.q("active")) is not None:
+            if v.lower() not in ("true", "false"):
+                raise ValidationError({"active": "expected true or false"})
+            qs = qs.filter(active=v.lower() == "true")
+        return qs
+
+
+@extend_schema(tags=["predictions"])
+@extend_schema(methods=["GET"], parameters=[
+    DATASET, METHOD, _param("target", "Target id.", int),
+    _param("status", "Prediction state.", enum=[c for c, _ in Prediction.Status.choices]),
+    _param("current", "Only predictions of the current method versions (true/false).", bool),
+    SINCE, UNTIL,
+])
+class PredictionViewSet(ReadOnly):
+    """Predictions of every method version on every target, with their outcome (dated by finish time)."""
+
+    serializer_class = s.PredictionSerializer
+
+    def get_queryset(self):
+        qs = Prediction.objects.select_related("method_version__method", "target__dataset").order_by("pk")
+        if self.action != "list":
+            return qs
+        if (v := self.q("dataset")) is not None:
+            qs = qs.filter(target__dataset__slug=v)
+        if (v := self.q("method")) is not None:
+            qs = qs.filter(method_version__method__name=v)
+        if (v := parse_int(self.q("target"), "target")) is not None:
+            qs = qs.filter(target_id=v)
+        if (v := self.q("status")) is not None:
+            qs = qs.filter(status=v)
+        if (v := self.q("current")) is not None:
+            if v.lower() not in ("true", "false"):
+                raise ValidationError({"current": "expected true or false"})
+            qs = qs.filter(method_version__is_current=v.lower() == "true")
+        if (d := parse_date(self.q("since"), "since")) is not None:
+            qs = qs.filter(finished_at__gte=day_bounds(d)[0])
+        if (d := parse_date(self.q("until"), "until")) is not None:
+            qs = qs.filter(finished_at__lt=day_bounds(d)[1])
+        return qs
+
+
+@extend_schema(tags=["scores"])
+@extend_schema(methods=["GET"], parameters=[
+    DATASET, SUBSET, METHOD, DEFINITION, _param("target", "Target id.", int),
+    _param("current", "Only scores of current method versions (default true).", bool),
+])
+class ScoreViewSet(ReadOnly):
+    """Counts and scores of each prediction under each pair definition."""
+
+    serializer_class = s.ScoreSerializer
+
+    def get_queryset(self):
+        qs = Score.objects.select_related(
+            "prediction__method_version__method", "prediction__target__dataset"
+        ).order_by("pk")
+        if self.action != "list":
+            return qs
+        current = (self.q("current") or "true").lower()
+        if current not in ("true", "false"):
+            raise ValidationError({"current": "expected true or false"})
+        if current == "true":
+            qs = qs.filter(prediction__method_version__is_current=True)
+        if (v := self.q("dataset")) is not None:
+            qs = qs.filter(prediction__target__dataset__slug=v)
+        if (v := self.q("subset")) is not None:
+            qs = qs.filter(prediction__target__subsets__slug=v).distinct()
+        if (v := self.q("method")) is not None:
+            qs = qs.filter(prediction__method_version__method__name=v)
+        if (v := self.q("definition")) is not None:
+            qs = qs.filter(definition=v)
+        if (v := parse_int(self.q("target"), "target")) is not None:
+            qs = qs.filter(prediction__target_id=v)
+        return qs
+
+
+def snapshot_data(snapshot: RankingSnapshot) -> dict:
+    """The serialised snapshot, cached for ever under its pk (snapshots are immutable)."""
+    key = f"{CACHE_PREFIX}:snapshot:{snapshot.pk}"
+    data = cache.get(key)
+    if data is None:
+        data = s.RankingSnapshotSerializer(snapshot).data
+        cache.set(key, data, None)
+    return data
+
+
+RANKING_FILTERS = [
+    DATASET, SUBSET, DEFINITION, _param("method", "Only snapshots that rank this method (exact name)."),
+]
+
+
+@extend_schema(tags=["rankings"])
+class RankingViewSet(ReadOnly):
+    """Immutable, dated ranking snapshots; ``latest/`` gives the current ranking (or as it stood on a day)."""
+
+    serializer_class = s.RankingSnapshotSerializer
+
+    def base_queryset(self):
+        qs = RankingSnapshot.objects.select_related("dataset", "subset")
+        if (v := self.q("dataset")) is not None:
+            qs = qs.filter(dataset__slug=v)
+        if (v := self.q("subset")) is not None:
+            qs = qs.filter(subset__slug=v)
+        if (v := self.q("definition")) is not None:
+            qs = qs.filter(definition=v)
+        return qs
+
+    def get_queryset(self):
+        if self.action != "list":
+            return RankingSnapshot.objects.select_related("dataset", "subset")
+        qs = self.base_queryset().order_by("-computed_at", "-pk")
+        if (d := parse_date(self.q("date"), "date")) is not None:
+            start, end = day_bounds(d)
+            qs = qs.filter(computed_at__gte=start, computed_at__lt=end)
+        if (d := parse_date(self.q("since"), "since")) is not None:
+            qs = qs.filter(computed_at__gte=day_bounds(d)[0])
+        if (d := parse_date(self.q("until"), "until")) is not None:
+            qs = qs.filter(computed_at__lt=day_bounds(d)[1])
+        return qs
+
+    def _method_filter(self, rows: list[dict]) -> list[dict]:
+        name = self.q("method")
+        if name is None:
+            return rows
+        return [r for r in rows if any(m["method"] == name for m in r["methods"])]
+
+    @extend_schema(parameters=[*RANKING_FILTERS, _param("date", "Snapshots computed on this day.", dt.date),
+                               SINCE, UNTIL])
+    def list(self, request, *args, **kwargs):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(self._method_filter([snapshot_data(x) for x in page]))
+
+    def retrieve(self, request, *args, **kwargs):
+        return Response(snapshot_data(self.get_object()))
+
+    @extend_schema(
+        parameters=[*RANKING_FILTERS, _param("as_of", "The ranking as it stood at the end of this day.", dt.date)],
+        responses=s.RankingSnapshotSerializer(many=True),
+    )
+    @action(detail=False, pagination_class=None)
+    def latest(self, request):
+        """The newest snapshot of every subset × definition (matching the filters), optionally as of a day."""
+        qs = self.base_queryset()
+        newest = RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
+        if (d := parse_date(self.q("as_of"), "as_of")) is not None:
+            end = day_bounds(d)[1]
+            qs = qs.filter(computed_at__lt=end)
+            newest = newest.filter(computed_at__lt=end)
+        newest = newest.order_by("-computed_at", "-pk").values("pk")[:1]
+        qs = qs.annotate(newest=Subquery(newest)).filter(pk=F("newest")).order_by(
+            "dataset__slug", "subset__order", "subset__slug", "definition"
+        )
+        return Response(self._method_filter([snapshot_data(x) for x in qs]))
+
+    @extend_schema(responses=s.VerdictSerializer(many=True))
+    @action(detail=True, pagination_class=None)
+    def verdicts(self, request, pk=None):
+        """Every ordered pair of methods with its verdict and number of common targets."""
+        snap = self.get_object()
+        key = f"{CACHE_PREFIX}:verdicts:{snap.pk}"
+        rows = cache.get(key)
+        if rows is None:
+            verdicts = snap.report.get("verdicts", {})
+            common = snap.report.get("common_targets", {})
+            rows = [
+                {"method_a": a, "method_b": b, "verdict": v, "common_targets": common.get(a, {}).get(b, 0)}
+                for a, row in verdicts.items() for b, v in row.items()
+            ]
+            cache.set(key, rows, None)
+        return Response(rows)
+

@@ -1,0 +1,1 @@
+"""Dataset snapshots: ``archive`` (pure: writing and verifying archives) and ``service`` (Django)."""

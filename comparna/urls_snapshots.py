@@ -1,0 +1,23 @@
+"""Snapshot URLs; included by the project under ``snapshots/`` (namespace ``snapshots``)."""
+
+from django.urls import path
+
+from comparna.views_snapshots import (
+    SnapshotDetailView,
+    SnapshotDownloadView,
+    SnapshotListView,
+    SnapshotPairDownloadView,
+)
+
+app_name = "snapshots"
+
+urlpatterns = [
+    path("<slug:dataset>/", SnapshotListView.as_view(), name="list"),
+    path("<slug:dataset>/<int:number>/", SnapshotDetailView.as_view(), name="detail"),
+    path("<slug:dataset>/<int:number>/download", SnapshotDownloadView.as_view(), name="download"),
+    path(
+        "<slug:dataset>/compare/<str:method_a>/<str:method_b>.csv",
+        SnapshotPairDownloadView.as_view(),
+        name="pair-download",
+    ),
+]

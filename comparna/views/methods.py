@@ -1,0 +1,42 @@
+"""The list of methods and one method's page."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from django.views.generic import TemplateView
+
+from comparna.services import pages
+from predictors.models import Method
+
+
+class MethodListView(TemplateView):
+    """Every registered method with its input kind and current version."""
+
+    template_name = "comparna/methods.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["methods"] = Method.objects.prefetch_related("versions")
+        return ctx
+
+
+class MethodDetailView(TemplateView):
+    """Description, citation, versions, how it is run, rank history, performance, PR curve, failures."""
+
+    template_name = "comparna/method.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        method = get_object_or_404(Method, pk=kwargs["pk"])
+        failures, failure_counts = pages.method_failures(method)
+        current = method.current_version
+        ctx.update(
+            method=method, versions=list(method.versions.all()), current=current,
+            argv=(current.spec or {}).get("argv") if current else None,
+            spec=current.spec if current else {},
+            history_json=pages.method_rank_history(method),
+            performance=pages.method_performance(method),
+            pr=pages.method_pr_curve(method),
+            failures=failures, failure_counts=failure_counts,
+        )
+        return ctx

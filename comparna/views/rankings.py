@@ -1,0 +1,211 @@
+"""Ranking tables, the pairwise matrix and the comparison of two methods.
+
+The pages of one immutable snapshot are rendered once and cached under the snapshot's pk (plus the sort and
+filter parameters), so a cached request costs one indexed query.
+"""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+from django.views import View
+from django.views.generic import TemplateView
+
+from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.services import pages
+from comparna.services.rankings import latest_snapshots
+from comparna.services.summaries import summarize_subset
+from comparna.views.site import prediction_progress
+from predictors.models import Method
+
+
+def find_snapshot(request, *, dataset: str, subset: str, definition: str) -> RankingSnapshot:
+    """The snapshot asked for by ``?snapshot=`` or the newest one of the subset × definition (404 if none)."""
+    qs = RankingSnapshot.objects.filter(subset__dataset__slug=dataset, subset__slug=subset, definition=definition)
+    wanted = request.GET.get("snapshot")
+    if wanted:
+        if not wanted.isdigit():
+            raise Http404("snapshot must be a number")
+        qs = qs.filter(pk=int(wanted))
+    snap = qs.select_related("subset", "dataset").first()
+    if snap is None:
+        raise Http404("no ranking snapshot for this subset and definition yet")
+    return snap
+
+
+def _choice(request, name: str, allowed, default: str) -> str:
+    value = request.GET.get(name, default)
+    return value if value in allowed else default
+
+
+class RankingIndexView(TemplateView):
+    """Every dataset's subsets and definitions with their newest snapshot."""
+
+    template_name = "comparna/rankings_index.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        datasets = []
+        for dataset in Dataset.objects.order_by("slug"):
+            datasets.append({"dataset": dataset, "snapshots": latest_snapshots(dataset=dataset)})
+        ctx["datasets"] = datasets
+        return ctx
+
+
+class DatasetRankingView(View):
+    """All subsets of one dataset on one page (compact tables), with links to the full subset pages."""
+
+    template_name = "comparna/rankings.html"
+
+    def get(self, request, dataset: str):
+        dataset = get_object_or_404(Dataset, slug=dataset)
+        snapshots = {(s.subset_id, s.definition): s for s in latest_snapshots(dataset=dataset)}
+        key = f"dataset-page:{dataset.pk}:{dataset.version}:" + ",".join(
+            str(s.pk) for s in snapshots.values()
+        )
+
+        def render() -> str:
+            sections = []
+            for subset in dataset.subsets.all():
+                for definition in subset.definitions():
+                    snap = snapshots.get((subset.pk, definition))
+                    sections.append({
+                        "subset": subset, "definition": definition, "snapshot": snap,
+                        "n_targets": snap.inputs.get("targets") if snap else subset.targets.count(),
+                        "summary": None if snap else summarize_subset(subset=subset, definition=definition),
+                    })
+            return render_to_string(self.template_name, {
+                "dataset": dataset, "sections": sections, "progress": prediction_progress(),
+            }, request=request)
+
+        return HttpResponse(pages.cached(key, render, timeout=30))
+
+
+class SubsetRankingView(View):
+    """One subset × definition: the sortable, filterable ranking table of a snapshot and the rank history."""
+
+    template_name = "comparna/subset_ranking.html"
+
+    def get(self, request, dataset: str, subset: str, definition: str):
+        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+        sort = _choice(request, "sort", pages.SORT_KEYS, "rank")
+        direction = _choice(request, "dir", ("asc", "desc"), "asc")
+        kind = _choice(request, "kind", pages.KIND_FILTERS, "all")
+        explicit = "snapshot" in request.GET
+
+        def render() -> str:
+            rows = pages.ranking_rows(snap)
+            others = list(
+                RankingSnapshot.objects.filter(subset=snap.subset, definition=definition)
+                .values("pk", "computed_at")[:30]
+            )
+            siblings = [
+                (s, d) for s in snap.dataset.subsets.all() for d in s.definitions()
+            ]
+            return render_to_string(self.template_name, {
+                "dataset": snap.dataset, "subset": snap.subset, "definition": definition, "snapshot": snap,
+                "rows": pages.sort_and_filter(rows, sort=sort, direction=direction, kind=kind),
+                "n_all": len(rows), "sort": sort, "dir": direction, "kind": kind,
+                "has_comparative": any(r["comparative"] for r in rows),
+                "history_json": pages.subset_history_figure(snap), "others": others, "siblings": siblings,
+                "robustness": snap.report.get("robustness") or [],
+                "columns": header_links(sort=sort, direction=direction, kind=kind, snapshot=snap if explicit else None),
+                "explicit_snapshot": explicit,
+            }, request=request)
+
+        key = f"subset-page:{snap.pk}:{sort}:{direction}:{kind}:{int(explicit)}"
+        return HttpResponse(pages.cached(key, render, timeout=3600))
+
+
+#: (sort key, header, tooltip, numeric) of the ranking table, in display order.
+COLUMNS = [
+    ("rank", "Rank", "Competition rank by the number of pairwise wins (ties share a rank)", True),
+    ("method", "Method", "", False),
+    ("wins", "Wins", "Pairwise comparisons won (Wilcoxon p < 0.001 on 40 subsample MCCs)", True),
+    ("losses", "Losses", "Pairwise comparisons lost", True),
+    ("draws", "Draws", "No significant difference (p ≥ 0.001)", True),
+    ("unknown", "?", "Fewer than 10 common targets: no verdict", True),
+    ("mcc", "MCC", "Matthews correlation coefficient of the counts pooled over the method's targets", True),
+    ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled", True),
+    ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled", True),
+    ("mean_mcc", "Mean MCC (95 % CI)", "Mean per-target MCC with a 10 000-resample bootstrap percentile CI", True),
+    ("targets", "Targets", "Targets with a scored prediction by this method", True),
+]
+
+
+def header_links(*, sort: str, direction: str, kind: str, snapshot: RankingSnapshot | None) -> list[dict]:
+    """Column headers with the server-side sort link each one points to (used when JavaScript is off)."""
+    out = []
+    for key, label, tip, numeric in COLUMNS:
+        if key == sort:
+            nxt = "desc" if direction == "asc" else "asc"
+            aria = "ascending" if direction == "asc" else "descending"
+        else:
+            nxt = "asc" if key in ("rank", "method") or not numeric else "desc"
+            aria = "none"
+        query = f"?sort={key}&dir={nxt}&kind={kind}" + (f"&snapshot={snapshot.pk}" if snapshot else "")
+        out.append({"key": key, "label": label, "tip": tip, "numeric": numeric, "href": query, "aria": aria})
+    return out
+
+
+class RankingMatrixView(View):
+    """The pairwise verdicts of a snapshot, common targets in the lower triangle."""
+
+    template_name = "comparna/matrix.html"
+
+    def get(self, request, dataset: str, subset: str, definition: str):
+        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+
+        def render() -> str:
+            return render_to_string(self.template_name, {
+                "dataset": snap.dataset, "subset": snap.subset, "definition": definition, "snapshot": snap,
+                "matrix": pages.pairwise_matrix(snap),
+            }, request=request)
+
+        return HttpResponse(pages.cached(f"matrix-page:{snap.pk}:{int('snapshot' in request.GET)}", render))
+
+
+class MethodComparisonView(TemplateView):
+    """Two methods on their common targets of a subset: counts, the test, paired statistics, pictures."""
+
+    template_name = "comparna/compare.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        snap = find_snapshot(self.request, dataset=kwargs["dataset"], subset=kwargs["subset"],
+                             definition=kwargs["definition"])
+        a = get_object_or_404(Method, pk=kwargs["a"])
+        b = get_object_or_404(Method, pk=kwargs["b"])
+        if a.pk == b.pk:
+            raise Http404("compare two different methods")
+        comp = pages.compare_methods(snapshot=snap, a=a, b=b)
+        ctx.update(dataset=snap.dataset, subset=snap.subset, definition=snap.definition, snapshot=snap,
+                   a=a, b=b, comp=comp, fp_kinds=[
+                       ("fp_inconsistent", "inconsistent", "a base of the pair has another partner in the reference"),
+                       ("fp_contradicting", "contradicting", "the pair crosses a reference pair"),
+                       ("fp_compatible", "compatible (ε)", "neither: it could be added to the reference; neutral"),
+                   ])
+        return ctx
+
+
+class MethodComparisonCsvView(View):
+    """The per-target data behind a comparison page, as CSV."""
+
+    def get(self, request, dataset: str, subset: str, definition: str, a: int, b: int):
+        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+        ma, mb = get_object_or_404(Method, pk=a), get_object_or_404(Method, pk=b)
+        if ma.pk == mb.pk:
+            raise Http404("compare two different methods")
+        comp = pages.compare_methods(snapshot=snap, a=ma, b=mb)
+        response = HttpResponse(pages.comparison_csv(comp), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = (
+            f'attachment; filename="compare-{dataset}-{subset}-{definition}-{ma.pk}-{mb.pk}.csv"'
+        )
+        return response
+
+
+__all__ = [
+    "DatasetRankingView", "MethodComparisonCsvView", "MethodComparisonView", "RankingIndexView",
+    "RankingMatrixView", "Subset", "SubsetRankingView",
+]

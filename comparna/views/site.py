@@ -1,0 +1,70 @@
+"""Home, datasets and the page that explains the numbers."""
+
+from __future__ import annotations
+
+from django.db.models import Count
+from django.views.generic import TemplateView
+
+from comparna.models import Dataset, ImportRun
+from comparna.rna import ranking, statistics
+from comparna.services import pages
+from predictors.models import Method, Prediction
+
+
+def prediction_progress() -> dict:
+    """Predictions by state (cached for 30 s: every page shows it, and it changes continuously)."""
+
+    def compute() -> dict:
+        counts = dict(Prediction.objects.values_list("status").annotate(n=Count("id")).order_by())
+        total = sum(counts.values())
+        pending = counts.get(Prediction.Status.QUEUED, 0) + counts.get(Prediction.Status.RUNNING, 0)
+        return {"total": total, "pending": pending, "finished": total - pending, "by_status": counts}
+
+    return pages.cached("progress", compute, timeout=30)
+
+
+class HomeView(TemplateView):
+    """What CompaRNA is, what changed this week and the latest rankings at a glance."""
+
+    template_name = "comparna/home.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["datasets"] = Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug")
+        ctx["methods"] = Method.objects.filter(active=True)
+        ctx["progress"] = prediction_progress()
+        ctx["imports"] = ImportRun.objects.all()[:5]
+        ctx["changes"] = pages.weekly_changes()
+        ctx["glance"] = pages.rankings_at_a_glance()
+        try:
+            from ingest.models import PollRun
+
+            ctx["polls"] = list(PollRun.objects.all()[:3])
+        except Exception:  # noqa: BLE001 - the PDB ingest app is optional for the page
+            ctx["polls"] = []
+        return ctx
+
+
+class DatasetListView(TemplateView):
+    """Datasets, their subsets and sizes, with download links where archived snapshots exist."""
+
+    template_name = "comparna/datasets.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["datasets"] = pages.dataset_overview()
+        return ctx
+
+
+class AboutView(TemplateView):
+    """The metrics, the test and the thresholds behind every number on the site."""
+
+    template_name = "comparna/about.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["conventions"] = ranking.engine_conventions()
+        ctx["resamples"] = statistics.RESAMPLES
+        ctx["confidence"] = int(statistics.CONFIDENCE * 100)
+        ctx["length_bins"] = [label for _, _, label in pages.LENGTH_BINS]
+        return ctx

@@ -1,0 +1,182 @@
+"""Snapshot pages and downloads: archive downloads with ETag and single-range support, pair comparisons."""
+
+from __future__ import annotations
+
+import csv
+import re
+
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.utils.http import http_date
+from django.views import View
+from django.views.generic import TemplateView
+
+from comparna.models import Dataset, Subset
+from comparna.models_snapshots import DatasetSnapshot
+from comparna.snapshots.service import pair_csv_rows, snapshot_path
+from predictors.models import Method
+
+CHUNK = 256 * 1024
+
+
+class SnapshotListView(TemplateView):
+    """All snapshots of a dataset, newest first."""
+
+    template_name = "snapshots/list.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        dataset = get_object_or_404(Dataset, slug=kwargs["dataset"])
+        ctx.update(dataset=dataset, snapshots=dataset.snapshots.order_by("-number"))
+        return ctx
+
+
+class SnapshotDetailView(TemplateView):
+    """One snapshot: status and progress while building; contents, size and checksum once done."""
+
+    template_name = "snapshots/detail.html"
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        snapshot = get_object_or_404(
+            DatasetSnapshot.objects.select_related("dataset"),
+            dataset__slug=kwargs["dataset"],
+            number=kwargs["number"],
+        )
+        contents = snapshot.contents or {}
+        methods = Method.objects.filter(versions__is_current=True).order_by("name")
+        ctx.update(
+            snapshot=snapshot,
+            dataset=snapshot.dataset,
+            contents=contents,
+            building=snapshot.status in (DatasetSnapshot.Status.PENDING, DatasetSnapshot.Status.BUILDING),
+            percent=int(100 * snapshot.done / snapshot.total) if snapshot.total else 0,
+            methods=methods,
+            subsets=snapshot.dataset.subsets.all(),
+        )
+        return ctx
+
+
+def parse_range(header: str, size: int) -> tuple[int, int] | None | str:
+    """The byte range of a ``Range`` header as (first, last) inclusive, None to ignore it, or "unsatisfiable".
+
+    Only one range is served; a multi-range or malformed header is ignored (the whole file is sent), as
+    RFC 9110 §14.2 allows.
+    """
+    m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+    if m is None:
+        return None
+    first, last = m.groups()
+    if not first and not last:
+        return None
+    if not first:  # suffix range: the last N bytes
+        n = int(last)
+        if n == 0 or size == 0:
+            return "unsatisfiable"
+        return max(0, size - n), size - 1
+    start = int(first)
+    if last and int(last) < start:
+        return None
+    if start >= size:
+        return "unsatisfiable"
+    end = int(last) if last else size - 1
+    return start, min(end, size - 1)
+
+
+def _file_range(path, start: int, length: int):
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        remaining = length
+        while remaining > 0:
+            chunk = fh.read(min(CHUNK, remaining))
+            if not chunk:
+                break
+            remaining -= len(chunk)
+            yield chunk
+
+
+class SnapshotDownloadView(View):
+    """The archive file, streamed; ``Range: bytes=N-`` resumes a broken download (206), ETag = SHA-256."""
+
+    def get(self, request, dataset: str, number: int):
+        snapshot = get_object_or_404(
+            DatasetSnapshot, dataset__slug=dataset, number=number, status=DatasetSnapshot.Status.DONE
+        )
+        path = snapshot_path(snapshot)
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            raise Http404("snapshot file is missing") from None
+        etag = f'"{snapshot.sha256}"'
+        last_modified = http_date(path.stat().st_mtime)
+        headers = {
+            "ETag": etag,
+            "Accept-Ranges": "bytes",
+            "Last-Modified": last_modified,
+            "Cache-Control": "public, max-age=31536000, immutable",
+        }
+        filename = path.name
+        if_none_match = request.headers.get("If-None-Match", "")
+        if if_none_match and (
+            if_none_match.strip() == "*" or etag in [t.strip() for t in if_none_match.split(",")]
+        ):
+            response = HttpResponse(status=304)
+            for k, v in headers.items():
+                response[k] = v
+            return response
+
+        wanted = None
+        range_header = request.headers.get("Range")
+        if range_header:
+            if_range = request.headers.get("If-Range")
+            # A stale validator: the client's partial copy is of another file, so it gets the whole file.
+            if if_range is None or if_range.strip() in (etag, last_modified):
+                wanted = parse_range(range_header, size)
+        if wanted == "unsatisfiable":
+            response = HttpResponse(status=416)
+            response["Content-Range"] = f"bytes */{size}"
+            for k, v in headers.items():
+                response[k] = v
+            return response
+        if wanted is None:
+            response = FileResponse(
+                open(path, "rb"), as_attachment=True, filename=filename, content_type="application/gzip"
+            )
+        else:
+            start, end = wanted
+            length = end - start + 1
+            response = StreamingHttpResponse(
+                _file_range(path, start, length), status=206, content_type="application/gzip"
+            )
+            response["Content-Length"] = str(length)
+            response["Content-Range"] = f"bytes {start}-{end}/{size}"
+            response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        for k, v in headers.items():
+            response[k] = v
+        return response
+
+
+class _Echo:
+    def write(self, value: str) -> str:
+        return value
+
+
+class SnapshotPairDownloadView(View):
+    """CSV of two methods' comparison on a dataset (``?subset=<slug>`` to narrow it): common targets,
+    the reference and both predictions, and both methods' counts."""
+
+    def get(self, request, dataset: str, method_a: str, method_b: str):
+        ds = get_object_or_404(Dataset, slug=dataset)
+        a = get_object_or_404(Method, name=method_a)
+        b = get_object_or_404(Method, name=method_b)
+        subset = None
+        if request.GET.get("subset"):
+            subset = get_object_or_404(Subset, dataset=ds, slug=request.GET["subset"])
+        writer = csv.writer(_Echo(), lineterminator="\n")
+        rows = pair_csv_rows(dataset=ds, method_a=a, method_b=b, subset=subset)
+        response = StreamingHttpResponse((writer.writerow(r) for r in rows), content_type="text/csv")
+        safe = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", x) for x in (ds.slug, a.name, "vs", b.name))
+        if subset is not None:
+            safe += f"-{subset.slug}"
+        response["Content-Disposition"] = f'attachment; filename="{safe}.csv"'
+        return response

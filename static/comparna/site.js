@@ -1,0 +1,97 @@
+/* CompaRNA progressive enhancement: client-side table sorting and filtering, Plotly charts.
+   Every table works without JavaScript (server-side ?sort= and ?kind= links); this only avoids reloads. */
+(function () {
+  "use strict";
+
+  function cellValue(row, index, numeric) {
+    var cell = row.cells[index];
+    if (!cell) return numeric ? -Infinity : "";
+    var raw = cell.getAttribute("data-value");
+    if (raw === null) raw = cell.textContent.trim();
+    if (!numeric) return raw.toLowerCase();
+    var x = parseFloat(raw);
+    return isNaN(x) ? -Infinity : x;
+  }
+
+  function sortTable(table, index, numeric, dir) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = cellValue(a, index, numeric), y = cellValue(b, index, numeric);
+      if (x < y) return dir === "asc" ? -1 : 1;
+      if (x > y) return dir === "asc" ? 1 : -1;
+      return 0;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, k) {
+      th.setAttribute("aria-sort", k === index ? (dir === "asc" ? "ascending" : "descending") : "none");
+    });
+  }
+
+  function initSortable(table) {
+    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, index) {
+      var link = th.querySelector("a.sort");
+      if (!link) return;
+      link.addEventListener("click", function (event) {
+        event.preventDefault();
+        var current = th.getAttribute("aria-sort");
+        var numeric = th.classList.contains("num");
+        var dir = current === "ascending" ? "desc" : current === "descending" ? "asc" : (numeric ? "desc" : "asc");
+        if (th.getAttribute("data-key") === "rank") dir = current === "ascending" ? "desc" : "asc";
+        sortTable(table, index, numeric, dir);
+        var url = new URL(window.location.href);
+        url.searchParams.set("sort", th.getAttribute("data-key"));
+        url.searchParams.set("dir", dir);
+        window.history.replaceState(null, "", url);
+      });
+    });
+  }
+
+  function initKindFilter(form) {
+    var table = document.getElementById(form.getAttribute("data-table"));
+    if (!table) return;
+    var apply = function () {
+      var kind = form.querySelector("input[name=kind]:checked");
+      kind = kind ? kind.value : "all";
+      var shown = 0;
+      Array.prototype.forEach.call(table.tBodies[0].rows, function (row) {
+        var rowKind = row.getAttribute("data-kind");
+        var visible = kind === "all" || rowKind === kind;
+        row.hidden = !visible;
+        if (visible) shown += 1;
+      });
+      var counter = document.getElementById(form.getAttribute("data-counter"));
+      if (counter) counter.textContent = String(shown);
+      var url = new URL(window.location.href);
+      url.searchParams.set("kind", kind);
+      window.history.replaceState(null, "", url);
+    };
+    Array.prototype.forEach.call(form.querySelectorAll("input[name=kind]"), function (input) {
+      input.addEventListener("change", apply);
+    });
+    var button = form.querySelector("button[type=submit]");
+    if (button) button.hidden = true;
+  }
+
+  function initCharts() {
+    var charts = document.querySelectorAll("[data-figure]");
+    if (!charts.length) return;
+    if (typeof window.Plotly === "undefined") return;
+    Array.prototype.forEach.call(charts, function (div) {
+      var source = document.getElementById(div.getAttribute("data-figure"));
+      if (!source) return;
+      var figure = JSON.parse(source.textContent);
+      window.Plotly.newPlot(div, figure.data, figure.layout, {responsive: true, displaylogo: false})
+        .then(function () { div.classList.add("rendered"); });
+    });
+  }
+
+  function start() {
+    Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), initSortable);
+    Array.prototype.forEach.call(document.querySelectorAll("form.kind-filter"), initKindFilter);
+    initCharts();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -1,0 +1,141 @@
+"""The read-only REST API on factory data: content, filters, pagination, formats and the OpenAPI schema."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from django.db.models import Count
+
+from comparna.models import RankingSnapshot, Score, Subset, Target
+from comparna.rna.canonical import structure_from_text
+from comparna.rna.formats import parse_dot_bracket, read_bpseq
+from predictors.models import Prediction
+from tests.web_data import site  # noqa: F401 - the module-scoped data fixture
+
+pytestmark = pytest.mark.django_db
+
+
+def get(client, url, expect=200, **params):
+    response = client.get(url, params, HTTP_ACCEPT="application/json")
+    assert response.status_code == expect, (url, params, response.content[:500])
+    return response.json()
+
+
+def test_datasets_with_subset_sizes(client, site):
+    data = get(client, "/api/datasets/")
+    assert data["count"] == 2
+    by_slug = {d["slug"]: d for d in data["results"]}
+    for subset in Subset.objects.annotate(n=Count("targets")):
+        shown = {s["slug"]: s for s in by_slug[subset.dataset.slug]["subsets"]}[subset.slug]
+        assert shown["size"] == subset.n
+        assert shown["definitions"] == subset.definitions()
+    assert by_slug["pdb"]["size"] == Target.objects.filter(dataset__slug="pdb").count()
+    assert get(client, "/api/datasets/pdb/")["definitions"] == ["standard", "extended"]
+    get(client, "/api/datasets/nope/", expect=404)
+
+
+def test_targets_carry_references_in_dot_bracket_and_bpseq(client, site):
+    data = get(client, "/api/targets/", dataset="pdb", page_size=100)
+    assert data["count"] == Target.objects.filter(dataset__slug="pdb").count()
+    multiplets = 0
+    for item in data["results"]:
+        target = Target.objects.get(pk=item["id"])
+        for ref in item["references"]:
+            stored = structure_from_text(target.length, target.references.get(definition=ref["definition"]).pairs)
+            assert {tuple(p) for p in ref["pairs"]} == set(stored.pairs)
+            if ref["has_multiplets"]:
+                multiplets += 1
+                assert ref["dot_bracket"] is None and ref["bpseq"] is None
+                continue
+            assert parse_dot_bracket(ref["dot_bracket"], length=target.length).pairs == stored.pairs
+            sequence, structure = read_bpseq(ref["bpseq"])
+            assert sequence == target.sequence and structure.pairs == stored.pairs
+    assert multiplets == 1  # the base triple built into the PDB data
+    # filters: subset, RNA class, release dates, and a bad date is a 400, not a 500
+    pk_targets = get(client, "/api/targets/", dataset="rnastrand", subset="pseudoknotted")
+    assert pk_targets["count"] == Subset.objects.get(dataset__slug="rnastrand", slug="pseudoknotted").targets.count()
+    after = get(client, "/api/targets/", released_since="2025-02-01")
+    assert after["count"] == Target.objects.filter(release_date__gte=dt.date(2025, 2, 1)).count() > 0
+    get(client, "/api/targets/", expect=400, released_since="2025-13-45")
+
+
+def test_pagination(client, site):
+    first = get(client, "/api/predictions/", page_size=7)
+    assert first["count"] == Prediction.objects.count()
+    assert len(first["results"]) == 7 and first["next"] and first["previous"] is None
+    second = get(client, "/api/predictions/", page_size=7, page=2)
+    assert {p["id"] for p in first["results"]}.isdisjoint({p["id"] for p in second["results"]})
+    get(client, "/api/predictions/", expect=404, page=10**6)
+
+
+def test_methods_predictions_and_scores_filters(client, site):
+    methods = get(client, "/api/methods/")
+    assert {m["name"] for m in methods["results"]} == set(site["methods"])
+    good = next(m for m in methods["results"] if m["name"] == "GoodFold")
+    assert good["versions"][0]["spec"]["argv"][0] == "goodfold"
+    assert get(client, "/api/methods/", input_kind="alignment")["count"] == 1
+    preds = get(client, "/api/predictions/", method="MidFold", status="timeout", page_size=500)
+    expected = Prediction.objects.filter(method_version__method__name="MidFold", status="timeout")
+    assert preds["count"] == expected.count() > 0
+    assert all(p["method"] == "MidFold" and p["status"] == "timeout" and p["pairs"] == [] for p in preds["results"])
+    today = dt.date.today().isoformat()
+    assert get(client, "/api/predictions/", since=today)["count"] == Prediction.objects.count()
+    assert get(client, "/api/predictions/", until="2000-01-01")["count"] == 0
+    get(client, "/api/predictions/", expect=400, target="x1")
+    scores = get(client, "/api/scores/", dataset="pdb", method="GoodFold", definition="standard", page_size=500)
+    rows = Score.objects.filter(prediction__target__dataset__slug="pdb", definition="standard",
+                                prediction__method_version__method__name="GoodFold")
+    assert scores["count"] == rows.count()
+    by_id = {s.pk: s for s in rows}
+    for item in scores["results"]:
+        s = by_id[item["id"]]
+        assert (item["tp"], item["fp_compatible"], item["mcc"]) == (s.tp, s.fp_compatible, s.mcc)
+
+
+def test_rankings_latest_by_date_and_verdicts(client, site):
+    everything = get(client, "/api/rankings/", page_size=500)
+    assert everything["count"] == RankingSnapshot.objects.count()
+    latest = get(client, "/api/rankings/latest/", dataset="rnastrand")
+    newest = {}
+    for snap in RankingSnapshot.objects.filter(dataset__slug="rnastrand").order_by("computed_at", "pk"):
+        newest[(snap.subset.slug, snap.definition)] = snap.pk
+    assert {(r["subset"], r["definition"]): r["id"] for r in latest} == newest
+    row = next(r for r in latest if r["subset"] == "all")
+    snap = RankingSnapshot.objects.get(pk=row["id"])
+    assert row["methods"] == snap.report["methods"] and row["seed"] == snap.seed
+    # as it stood ten days ago: the snapshot dated two weeks ago
+    ten_days_ago = (dt.date.today() - dt.timedelta(days=10)).isoformat()
+    old = get(client, "/api/rankings/latest/", dataset="rnastrand", subset="all", as_of=ten_days_ago)
+    assert len(old) == 1 and old[0]["id"] != row["id"]
+    assert old[0]["computed_at"] < row["computed_at"]
+    day = (dt.date.today() - dt.timedelta(days=7)).isoformat()
+    on_day = get(client, "/api/rankings/", date=day, page_size=500)
+    assert on_day["count"] > 0 and all(r["computed_at"].startswith(day) for r in on_day["results"])
+    with_new = get(client, "/api/rankings/", method="NewFold", page_size=500)
+    assert all(any(m["method"] == "NewFold" for m in r["methods"]) for r in with_new["results"])
+    get(client, "/api/rankings/", expect=400, date="yesterday")
+    verdicts = get(client, f"/api/rankings/{snap.pk}/verdicts/")
+    m = len(snap.report["methods"])
+    assert len(verdicts) == m * (m - 1)
+    for v in verdicts:
+        assert v["verdict"] == snap.report["verdicts"][v["method_a"]][v["method_b"]]
+        assert v["common_targets"] == snap.report["common_targets"][v["method_a"]][v["method_b"]]
+    assert get(client, f"/api/rankings/{snap.pk}/")["inputs_hash"] == snap.inputs_hash
+    get(client, "/api/rankings/999999/", expect=404)
+
+
+def test_openapi_schema_and_offline_docs(client, site):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
+    assert schema["openapi"].startswith("3.")
+    paths = schema["paths"]
+    for path in ("/api/datasets/", "/api/targets/{id}/", "/api/methods/", "/api/predictions/", "/api/scores/",
+                 "/api/rankings/", "/api/rankings/latest/", "/api/rankings/{id}/verdicts/"):
+        assert path in paths, path
+        assert set(paths[path]) == {"get"}  # read-only
+    params = {p["name"] for p in paths["/api/predictions/"]["get"]["parameters"]}
+    assert {"dataset", "method", "since", "until", "page", "page_size"} <= params
+    docs = client.get("/api/docs/").content.decode()
+    assert "/static/drf_spectacular_sidecar/" in docs and "cdn" not in docs.lower()
+    redoc = client.get("/api/redoc/").content.decode()
+    assert "/static/drf_spectacular_sidecar/" in redoc and "cdn" not in redoc.lower()

@@ -1,0 +1,98 @@
+"""The Podman container runner, for real: a catalogue method and abuse inside a minimal Debian image.
+
+The image is built without a registry (``ContainerRunner.build_debian_image``, debootstrap + podman
+import, about a minute); these tests are skipped when Podman or the image is missing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import replace
+
+import pytest
+
+from predictors.catalogue import get_spec
+from predictors.core.container import ContainerRunner
+from predictors.core.runners import REPO_ROOT, run_prediction, select_runner
+from predictors.core.spec import PredictorSpec
+
+IMAGE = "localhost/comparna-bookworm-python:1"
+TRNA = "GCGGAUUUAGCUCAGUUGGGAGAGCGCCAGACUGAAGAUCUGGAGGUCCUGUGUUCGAUCCACAGAAUUCGCACCA"
+
+pytestmark = pytest.mark.skipif(
+    not (ContainerRunner.available() and ContainerRunner.image_exists(IMAGE)),
+    reason=f"podman or the image {IMAGE} is not available",
+)
+
+
+def py(code: str, **kw) -> PredictorSpec:
+    defaults = dict(time_limit_s=2, memory_limit_mb=256, image=IMAGE)
+    defaults.update(kw)
+    return PredictorSpec(
+        name="abuse", program="t", version="0", argv=("{python}", "-c", code, "{fasta}"), **defaults
+    )
+
+
+def no_containers_left() -> bool:
+    out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True)
+    return not any(n.startswith("comparna-") for n in out.stdout.split())
+
+
+@pytest.fixture(scope="module")
+def runner() -> ContainerRunner:
+    return ContainerRunner()
+
+
+def test_catalogue_method_in_a_container(runner):
+    spec = replace(get_spec("RNAfold-MEA"), image=IMAGE)
+    assert isinstance(select_runner(spec), ContainerRunner)
+    result = run_prediction(spec, TRNA, runner=runner)
+    assert result.status == "ok", (result.message, result.stderr_tail)
+    assert (
+        result.runner == "container-podman" and result.limits["container_memory_mb"] == spec.memory_limit_mb
+    )
+    assert result.structure.length == 76 and result.probabilities
+    assert no_containers_left()
+
+
+def test_container_infinite_loop_times_out_and_is_removed(runner):
+    result = run_prediction(py("while True: pass"), "GGGAAACCC", runner=runner)
+    assert result.status == "timeout"
+    assert no_containers_left()
+
+
+def test_container_memory_bomb_fails(runner):
+    result = run_prediction(
+        py("x = []\nwhile True: x.append(bytearray(50 * 2**20))"), "GGGAAACCC", runner=runner
+    )
+    assert result.status == "failed" and "memory" in result.message
+
+
+def test_container_has_no_network_and_read_only_root(runner):
+    net = run_prediction(
+        py("import socket\nsocket.create_connection(('1.1.1.1', 53), timeout=1)"), "GGGAAACCC", runner=runner
+    )
+    assert net.status == "failed" and "unreachable" in net.stderr_tail
+    target = REPO_ROOT / "container-escape-marker"
+    write = run_prediction(py(f"open('{target}', 'w').write('x')"), "GGGAAACCC", runner=runner)
+    assert write.status == "failed" and "Read-only file system" in write.stderr_tail
+    assert not target.exists()
+
+
+def test_container_fork_bomb_and_output_flood_are_contained(runner):
+    fork = run_prediction(
+        py(
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+            time_limit_s=1.5,
+        ),
+        "GGGAAACCC",
+        runner=runner,
+    )
+    assert fork.status == "timeout"
+    flood = run_prediction(
+        py("import sys\nc = 'x' * 2**20\nfor _ in range(100): sys.stdout.write(c)"),
+        "GGGAAACCC",
+        runner=runner,
+    )
+    assert flood.status == "failed" and "output exceeded" in flood.message
+    assert no_containers_left()
