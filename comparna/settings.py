@@ -141,3 +141,8 @@ PDB_DOWNLOAD_DIR = Path(os.environ.get("COMPARNA_PDB_DIR", DATA_DIR / "pdb"))
 import datetime as _dt  # noqa: E402
 
 PDB_BENCHMARK_START = _dt.date.fromisoformat(os.environ.get("COMPARNA_PDB_BENCHMARK_START", "2024-01-01"))
+
+# --- Rfam --------------------------------------------------------------------------------------------
+# A prepared Rfam library (Rfam.cm pressed + Rfam.seed, see ingest/rfam/library.py); by default the real
+# families shipped by Debian's infernal-doc, assembled under var/rfam on first use.
+RFAM_LIBRARY = os.environ.get("COMPARNA_RFAM_LIBRARY") or None

@@ -17,9 +17,15 @@ urlpatterns = [
     path("rankings/<slug:dataset>/", views.DatasetRankingView.as_view(), name="dataset-rankings"),
     path(RANKING, views.SubsetRankingView.as_view(), name="subset-rankings"),
     path(RANKING + "matrix/", views.RankingMatrixView.as_view(), name="ranking-matrix"),
-    path(RANKING + "compare/<int:a>/<int:b>/", views.MethodComparisonView.as_view(), name="method-comparison"),
-    path(RANKING + "compare/<int:a>/<int:b>/data.csv", views.MethodComparisonCsvView.as_view(),
-         name="method-comparison-csv"),
+    path(
+        RANKING + "compare/<int:a>/<int:b>/", views.MethodComparisonView.as_view(), name="method-comparison"
+    ),
+    path(
+        RANKING + "compare/<int:a>/<int:b>/data.csv",
+        views.MethodComparisonCsvView.as_view(),
+        name="method-comparison-csv",
+    ),
     path("api/", include("comparna.api.urls")),
+    path("snapshots/", include("comparna.urls_snapshots")),
     path("admin/", admin.site.urls),
 ]

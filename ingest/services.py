@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -85,6 +86,10 @@ def import_rnastrand(
                 ImportRun.objects.filter(pk=run.pk).update(done=n)
         if created:
             Dataset.objects.filter(pk=dataset.pk).update(version=F("version") + 1)
+            new_ids = list(
+                Target.objects.filter(dataset=dataset).exclude(source_id__in=existing).values_list("pk", flat=True)
+            )
+            enqueue_family_assignment(new_ids)
         run.done = len(prep.kept)
         run.summary = {
             "created": created,
@@ -252,7 +257,9 @@ def poll_pdb(
     if run.targets_created:
         from predictors.services import queue_predictions
 
-        queue_predictions(targets=Target.objects.filter(pdb_chain__entry__poll=run))
+        new_targets = Target.objects.filter(pdb_chain__entry__poll=run)
+        queue_predictions(targets=new_targets)
+        enqueue_family_assignment(list(new_targets.values_list("pk", flat=True)))
     return run
 
 
@@ -390,3 +397,105 @@ def next_poll_window(*, today=None):
     last = PollRun.objects.filter(status=PollRun.Status.DONE, backfill=False).order_by("-until").first()
     since = last.until + dt.timedelta(days=1) if last else settings.PDB_BENCHMARK_START
     return since, today
+
+
+# ------------------------------------------------------------------------------- Rfam families
+def rfam_library():
+    from django.conf import settings
+
+    from ingest.rfam.library import resolve_library
+
+    return resolve_library(settings.RFAM_LIBRARY)
+
+
+def twenty_seed(target: Target) -> int:
+    """The recorded random seed of a target's (20) draw: stable per target and settings seed."""
+    from django.conf import settings
+
+    digest = hashlib.sha256(f"{settings.RANKING_SEED}:{target.dataset.slug}:{target.source_id}".encode())
+    return int.from_bytes(digest.digest()[:4], "big")
+
+
+def assign_families(*, targets, library=None) -> dict[int, object]:
+    """Assign an Rfam family to every target not yet assigned under the library's version (SCIENCE.md §4).
+
+    One ``cmscan`` run for the batch; a target without a hit covering ≥ 80 % of it gets a row with an
+    empty accession. Assigned targets get their (seed) and (20) inputs aligned by ``cmalign`` and stored.
+    Returns {target pk: FamilyAssignment row}.
+    """
+    from ingest.models import FamilyAssignment
+    from ingest.rfam.cmscan import scan_sequences
+
+    library = library or rfam_library()
+    targets = [
+        t for t in targets if not t.family_assignments.filter(rfam_version=library.version).exists()
+    ]
+    if not targets:
+        return {}
+    hits = scan_sequences({str(t.pk): t.sequence for t in targets}, library)
+    rows = {}
+    for target in targets:
+        hit = hits.get(str(target.pk))
+        with transaction.atomic():
+            row, _ = FamilyAssignment.objects.get_or_create(
+                target=target, rfam_version=library.version,
+                defaults={
+                    "accession": hit.accession if hit else "",
+                    "family_id": hit.family_id if hit else "",
+                    "evalue": hit.evalue if hit else None,
+                    "score": hit.score if hit else None,
+                    "coverage": hit.coverage if hit else None,
+                },
+            )
+            if hit is not None:
+                store_comparative_inputs(target=target, assignment=row, library=library)
+        rows[target.pk] = row
+    return rows
+
+
+def store_comparative_inputs(*, target: Target, assignment, library) -> list:
+    """Build, align (cmalign) and store the (seed) and (20) inputs of an assigned target."""
+    from ingest.models import ComparativeInput
+    from ingest.rfam.inputs import align_to_family, seed_input, twenty_input
+
+    seed = library.read_seed(assignment.accession)
+    if seed is None:  # a model without a seed alignment (e.g. tRNA-Sec in the testsuite)
+        return []
+    built = [seed_input(target.sequence, seed, accession=assignment.accession, rfam_version=library.version)]
+    twenty = twenty_input(
+        target.sequence, seed, accession=assignment.accession, rfam_version=library.version,
+        random_seed=twenty_seed(target),
+    )
+    if twenty is not None:
+        built.append(twenty)
+    stored = []
+    for comparative in built:
+        aligned = align_to_family(comparative, assignment.accession, library)
+        row, _ = ComparativeInput.objects.get_or_create(
+            target=target, kind=comparative.kind, rfam_version=library.version,
+            defaults={
+                "accession": assignment.accession,
+                "query_name": aligned.query_name,
+                "random_seed": comparative.random_seed,
+                "sequences": comparative.to_fasta(),
+                "alignment": aligned.to_stockholm(),
+            },
+        )
+        stored.append(row)
+    return stored
+
+
+def job_alignment(comparative_input, *, query_name: str = "query") -> str:
+    """The stored alignment with the query row renamed to the name comparative specs use (``--query``)."""
+    from ingest.rfam.stockholm import rename_sequence
+
+    return rename_sequence(comparative_input.alignment, comparative_input.query_name, query_name)
+
+
+def enqueue_family_assignment(target_ids: list[int], *, batch: int = 100) -> None:
+    """After commit, send family-assignment tasks for new targets in batches (one cmscan run each)."""
+    from ingest.tasks import assign_families_task
+
+    ids = sorted(target_ids)
+    chunks = [ids[k : k + batch] for k in range(0, len(ids), batch)]
+    transaction.on_commit(lambda: [assign_families_task.delay(chunk) for chunk in chunks])

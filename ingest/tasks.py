@@ -36,3 +36,20 @@ def poll_pdb_task() -> int | None:
     if dataset is not None:
         make_snapshot_if_changed(dataset)
     return run.pk
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=3500, time_limit=3600)
+def assign_families_task(target_ids: list[int]) -> int:
+    """Assign Rfam families to targets, store their comparative inputs, then queue comparative methods."""
+    from comparna.models import Target
+    from ingest.services import assign_families
+    from predictors.models import MethodVersion
+    from predictors.services import queue_predictions
+
+    targets = list(Target.objects.filter(pk__in=target_ids))
+    rows = assign_families(targets=targets)
+    comparative = MethodVersion.objects.filter(is_current=True, method__active=True).exclude(
+        method__input_kind="single"
+    )
+    queue_predictions(versions=comparative, targets=targets)
+    return sum(1 for r in rows.values() if r.accession)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Iterable
 
@@ -30,7 +29,7 @@ class InfrastructureError(RuntimeError):
 
 
 def spec_to_json(spec) -> dict:
-    return json_ready(dataclasses.asdict(spec))
+    return json_ready(spec.as_dict())
 
 
 def json_ready(value):
@@ -76,14 +75,28 @@ def register_spec(*, spec, from_catalogue: bool = True, active: bool | None = No
         else:
             version.is_current = True
             version.save(update_fields=["is_current"])
+    if version.spec != spec_to_json(spec):
+        # Same fingerprint, other limits or texts: the runner reads the spec from this row, so a changed
+        # time/memory/length limit must reach it (predictions stay comparable: the method is unchanged).
+        version.spec = spec_to_json(spec)
+        version.save(update_fields=["spec"])
     return version
 
 
-def sync_predictors(*, specs: Iterable | None = None) -> list[MethodVersion]:
-    """Sync the declared catalogue to the database; catalogue methods no longer declared are deactivated."""
+def sync_predictors(*, specs: Iterable | None = None, only: Iterable[str] | None = None) -> list[MethodVersion]:
+    """Sync the declared catalogue to the database; catalogue methods no longer declared are deactivated.
+
+    ``only`` keeps just the named catalogue entries active (a deployment that runs a subset).
+    """
     from predictors.catalogue import load_catalogue
 
     specs = list(load_catalogue() if specs is None else specs)
+    if only is not None:
+        only = set(only)
+        unknown = only - {s.name for s in specs}
+        if unknown:
+            raise ValueError(f"not in the catalogue: {', '.join(sorted(unknown))}")
+        specs = [s for s in specs if s.name in only]
     versions = [register_spec(spec=spec, from_catalogue=True, active=True) for spec in specs]
     names = {s.name for s in specs}
     Method.objects.filter(from_catalogue=True).exclude(name__in=names).update(active=False)
@@ -109,13 +122,26 @@ def queue_predictions(
     created = 0
     with transaction.atomic():
         for version in versions:
+            kind = version.spec.get("comparative_input")
+            eligible = target_ids
+            if kind:
+                # Comparative methods run only where the target has that homologue input (SCIENCE.md §4).
+                from ingest.models import ComparativeInput
+
+                eligible = set(
+                    ComparativeInput.objects.filter(target_id__in=target_ids, kind=kind).values_list(
+                        "target_id", flat=True
+                    )
+                )
             existing = set(
                 Prediction.objects.filter(method_version=version, target_id__in=target_ids).values_list(
                     "target_id", flat=True
                 )
             )
             rows = [
-                Prediction(method_version=version, target_id=t) for t in target_ids if t not in existing
+                Prediction(method_version=version, target_id=t)
+                for t in target_ids
+                if t in eligible and t not in existing
             ]
             Prediction.objects.bulk_create(rows, batch_size=500, ignore_conflicts=True)
             created += len(rows)
@@ -154,12 +180,22 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
         prediction.save(update_fields=["status", "attempts", "started_at"])
 
     spec = spec_from_version(prediction.method_version)
-    result = run_prediction(spec, prediction.target.sequence)
+    alignment = None
+    if spec.comparative_input:
+        from ingest.services import job_alignment
+
+        comparative = (
+            prediction.target.comparative_inputs.filter(kind=spec.comparative_input).order_by("-created_at").first()
+        )
+        if comparative is None:
+            raise InfrastructureError(f"{prediction.target} has no ({spec.comparative_input}) input")
+        alignment = job_alignment(comparative)
+    result = run_prediction(spec, prediction.target.sequence, alignment=alignment)
     if result.status == Prediction.Status.INFRASTRUCTURE_ERROR:
         Prediction.objects.filter(pk=prediction.pk).update(
-            status=Prediction.Status.QUEUED, error=result.error[-2000:]
+            status=Prediction.Status.QUEUED, error=result.message[-2000:]
         )
-        raise InfrastructureError(result.error)
+        raise InfrastructureError(result.message)
     return store_result(prediction=prediction, result=result)
 
 
@@ -172,7 +208,7 @@ def store_result(*, prediction: Prediction, result) -> Prediction:
     prediction.probabilities = [list(p) for p in result.probabilities] if result.probabilities else None
     prediction.runtime_s = result.runtime_s
     prediction.exit_code = result.exit_code
-    prediction.error = (result.error or "")[-4000:]
+    prediction.error = (result.message or "")[-4000:]
     prediction.stderr_tail = (result.stderr_tail or "")[-4000:]
     prediction.runner = result.runner
     prediction.limits = json_ready(result.limits or {})

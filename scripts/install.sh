@@ -34,4 +34,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q -r requirements.txt
   echo "$want" > "$stamp"
 fi
+if [ ! -f var/rfam/rfam_library.json ]; then
+  echo "==> assembling the default Rfam library (Debian infernal-doc testsuite families) in var/rfam"
+  .venv/bin/python manage.py build_rfam_library /usr/share/doc/infernal/examples/testsuite var/rfam
+fi
 echo "==> CompaRNA installed"

@@ -48,8 +48,15 @@ METHODS = (
 )
 
 
-def random_stems(rng: random.Random, n: int, *, occupied: set[int], count: int, allow_pk: bool = False,
-                 existing: list[tuple[int, int]] | None = None) -> list[tuple[int, int]]:
+def random_stems(
+    rng: random.Random,
+    n: int,
+    *,
+    occupied: set[int],
+    count: int,
+    allow_pk: bool = False,
+    existing: list[tuple[int, int]] | None = None,
+) -> list[tuple[int, int]]:
     """Up to ``count`` helices of 3-7 pairs on free positions, nested with each other (and ``existing``)."""
     pairs: list[tuple[int, int]] = []
     placed = list(existing or [])
@@ -97,7 +104,9 @@ def make_reference(rng: random.Random, n: int, *, pseudoknot: bool) -> tuple[str
     return "".join(seq), sorted(pairs)
 
 
-def predicted_pairs(rng: random.Random, n: int, ref: list[tuple[int, int]], plan: MethodPlan) -> list[tuple[int, int]]:
+def predicted_pairs(
+    rng: random.Random, n: int, ref: list[tuple[int, int]], plan: MethodPlan
+) -> list[tuple[int, int]]:
     """Keep reference stems (runs of stacked pairs) with probability ``keep``; add ``noise`` random stems."""
     stems: list[list[tuple[int, int]]] = []
     for p in sorted(ref):
@@ -115,13 +124,19 @@ def predicted_pairs(rng: random.Random, n: int, ref: list[tuple[int, int]], plan
 
 def _version(method: Method, plan: MethodPlan) -> MethodVersion:
     spec = {
-        "name": plan.name, "program": plan.name.lower(), "version": "1.0",
+        "name": plan.name,
+        "program": plan.name.lower(),
+        "version": "1.0",
         "argv": [plan.name.lower().replace("(seed)", ""), "--input", "{input}", "--out", "{output}"],
-        "input_kind": plan.input_kind, "max_length": 400, "time_limit_s": 60.0, "memory_limit_mb": 2048,
+        "input_kind": plan.input_kind,
+        "max_length": 400,
+        "time_limit_s": 60.0,
+        "memory_limit_mb": 2048,
         "produces_probabilities": plan.probabilities,
     }
     version, _ = MethodVersion.objects.get_or_create(
-        method=method, fingerprint=f"web-{plan.name}",
+        method=method,
+        fingerprint=f"web-{plan.name}",
         defaults={"version": "1.0", "program": plan.name.lower(), "spec": spec, "is_current": True},
     )
     return version
@@ -131,7 +146,10 @@ def _predict(rng: random.Random, version: MethodVersion, target: Target, ref_pai
     if plan.fail_every and k % plan.fail_every == plan.fail_every - 1:
         status = Prediction.Status.TIMEOUT if k % 2 else Prediction.Status.FAILED
         return Prediction.objects.create(
-            method_version=version, target=target, status=status, runtime_s=60.0 if k % 2 else 0.4,
+            method_version=version,
+            target=target,
+            status=status,
+            runtime_s=60.0 if k % 2 else 0.4,
             error="time limit 60 s exceeded" if k % 2 else "exit code 1: segmentation fault",
             finished_at=timezone.now(),
         )
@@ -151,9 +169,13 @@ def _predict(rng: random.Random, version: MethodVersion, target: Target, ref_pai
             seen.setdefault((item[0], item[1]), item)
         probabilities = list(seen.values())
     prediction = Prediction.objects.create(
-        method_version=version, target=target, status=Prediction.Status.OK,
-        pairs=structure_to_text(Structure.from_pairs(target.length, pairs)), probabilities=probabilities,
-        runtime_s=round(rng.uniform(0.05, 3.0), 2), finished_at=timezone.now(),
+        method_version=version,
+        target=target,
+        status=Prediction.Status.OK,
+        pairs=structure_to_text(Structure.from_pairs(target.length, pairs)),
+        probabilities=probabilities,
+        runtime_s=round(rng.uniform(0.05, 3.0), 2),
+        finished_at=timezone.now(),
     )
     score_prediction(prediction=prediction)
     return prediction
@@ -167,14 +189,25 @@ def _subset(dataset: Dataset, slug: str, name: str, order: int, description: str
 
 
 @transaction.atomic
-def build_site_data(*, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranking_seed: int = 11,
-                    max_length: int = 320) -> dict:
+def build_site_data(
+    *, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranking_seed: int = 11, max_length: int = 320
+) -> dict:
     """Create both datasets, methods, scored predictions and three dated snapshots per subset × definition."""
     rng = random.Random(seed)
-    strand = Dataset.objects.create(slug="rnastrand", name="RNA STRAND", kind=Dataset.Kind.STATIC,
-                                    definitions=["extended"], description="Static benchmark from RNA STRAND v2.0.")
-    pdb = Dataset.objects.create(slug="pdb", name="PDB (weekly)", kind=Dataset.Kind.PDB,
-                                 definitions=["standard", "extended"], description="New RNA chains from the PDB.")
+    strand = Dataset.objects.create(
+        slug="rnastrand",
+        name="RNA STRAND",
+        kind=Dataset.Kind.STATIC,
+        definitions=["extended"],
+        description="Static benchmark from RNA STRAND v2.0.",
+    )
+    pdb = Dataset.objects.create(
+        slug="pdb",
+        name="PDB (weekly)",
+        kind=Dataset.Kind.PDB,
+        definitions=["standard", "extended"],
+        description="New RNA chains from the PDB.",
+    )
     s_all = _subset(strand, "all", "All RNAs", 0, "Every non-redundant entry.")
     s_short = _subset(strand, "short", "20–200 nt", 1)
     s_medium = _subset(strand, "medium", "201–800 nt", 2)
@@ -185,8 +218,11 @@ def build_site_data(*, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranki
     methods = {}
     for plan in METHODS:
         method = Method.objects.create(
-            name=plan.name, input_kind=plan.input_kind, description=f"{plan.name}: a test predictor.",
-            citation=f"Doe J. et al. {plan.name}. Journal of Tests 1:1 (2024).", url="https://example.org/" + plan.name,
+            name=plan.name,
+            input_kind=plan.input_kind,
+            description=f"{plan.name}: a test predictor.",
+            citation=f"Doe J. et al. {plan.name}. Journal of Tests 1:1 (2024).",
+            url="https://example.org/" + plan.name,
         )
         methods[plan.name] = (plan, _version(method, plan))
 
@@ -196,14 +232,23 @@ def build_site_data(*, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranki
         pk = k % 5 == 0
         seq, pairs = make_reference(rng, n, pseudoknot=pk)
         t = Target.objects.create(
-            dataset=strand, source_id=f"ASE_{k + 1:05d}", sequence=seq, length=n,
-            source_database="RNase P database" if k % 3 == 0 else "CRW", rna_class=FAMILIES[k % len(FAMILIES)],
+            dataset=strand,
+            source_id=f"ASE_{k + 1:05d}",
+            sequence=seq,
+            length=n,
+            source_database="RNase P database" if k % 3 == 0 else "CRW",
+            rna_class=FAMILIES[k % len(FAMILIES)],
             organism="Escherichia coli",
         )
         s = Structure.from_pairs(n, pairs)
-        ReferenceStructure.objects.create(target=t, definition="extended", pairs=structure_to_text(s),
-                                          n_pairs=len(s.pairs), pseudoknotted=s.is_pseudoknotted,
-                                          has_multiplets=s.has_multiplets)
+        ReferenceStructure.objects.create(
+            target=t,
+            definition="extended",
+            pairs=structure_to_text(s),
+            n_pairs=len(s.pairs),
+            pseudoknotted=s.is_pseudoknotted,
+            has_multiplets=s.has_multiplets,
+        )
         t.subsets.add(s_all, s_short if n <= 200 else s_medium)
         if s.is_pseudoknotted:
             t.subsets.add(s_pk)
@@ -211,7 +256,9 @@ def build_site_data(*, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranki
     for k in range(n_pdb):
         n = rng.randint(40, 160)
         seq, pairs = make_reference(rng, n, pseudoknot=k % 4 == 0)
-        standard = [(i, j) for i, j in pairs if {seq[i - 1], seq[j - 1]} in ({"A", "U"}, {"G", "C"}, {"G", "U"})]
+        standard = [
+            (i, j) for i, j in pairs if {seq[i - 1], seq[j - 1]} in ({"A", "U"}, {"G", "C"}, {"G", "U"})
+        ]
         occupied = {x for p in pairs for x in p}
         free = [p for p in range(1, n + 1) if p not in occupied]
         extra = []
@@ -227,17 +274,29 @@ def build_site_data(*, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranki
         extended = sorted(set(pairs) | set(extra))
         pdb_id = f"{9 - k % 9}X{k:02d}"[:4].upper()
         t = Target.objects.create(
-            dataset=pdb, source_id=f"{pdb_id}_A", sequence=seq, length=n, source_database="PDB",
-            rna_class=FAMILIES[(k + 1) % len(FAMILIES)], pdb_id=pdb_id, chain_id="A",
+            dataset=pdb,
+            source_id=f"{pdb_id}_A",
+            sequence=seq,
+            length=n,
+            source_database="PDB",
+            rna_class=FAMILIES[(k + 1) % len(FAMILIES)],
+            pdb_id=pdb_id,
+            chain_id="A",
             release_date=dt.date(2025, 1, 1) + dt.timedelta(days=7 * k),
         )
-        classes = [[i, j, "cWW" if (i, j) in set(standard) else rng.choice(["tSH", "cWH", "tWS"])]
-                   for i, j in extended]
+        classes = [
+            [i, j, "cWW" if (i, j) in set(standard) else rng.choice(["tSH", "cWH", "tWS"])]
+            for i, j in extended
+        ]
         for definition, ps in (("standard", standard), ("extended", extended)):
             s = Structure.from_pairs(n, ps)
             ReferenceStructure.objects.create(
-                target=t, definition=definition, pairs=structure_to_text(s), n_pairs=len(s.pairs),
-                pseudoknotted=s.is_pseudoknotted, has_multiplets=s.has_multiplets,
+                target=t,
+                definition=definition,
+                pairs=structure_to_text(s),
+                n_pairs=len(s.pairs),
+                pseudoknotted=s.is_pseudoknotted,
+                has_multiplets=s.has_multiplets,
                 classes=[c for c in classes if (c[0], c[1]) in set(ps)],
             )
         t.subsets.add(p_all)
@@ -255,7 +314,9 @@ def build_site_data(*, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranki
             if plan.late and not late:
                 continue
             for k, (target, ref_pairs) in enumerate(targets):
-                if (name, target.pk) in done or k >= int(len(targets) * fraction) + (0 if fraction == 1.0 else 0):
+                if (name, target.pk) in done or k >= int(len(targets) * fraction) + (
+                    0 if fraction == 1.0 else 0
+                ):
                     continue
                 _predict(rng, version, target, ref_pairs, plan, k)
                 done.add((name, target.pk))
@@ -263,7 +324,9 @@ def build_site_data(*, n_strand: int = 24, n_pdb: int = 14, seed: int = 5, ranki
             for definition in subset.definitions():
                 snap, new = rank_subset(subset=subset, definition=definition, seed=ranking_seed)
                 if new and days_ago:
-                    RankingSnapshot.objects.filter(pk=snap.pk).update(computed_at=now - dt.timedelta(days=days_ago))
+                    RankingSnapshot.objects.filter(pk=snap.pk).update(
+                        computed_at=now - dt.timedelta(days=days_ago)
+                    )
     Target.objects.filter(dataset=strand).update(created_at=now - dt.timedelta(days=30))
     return {"datasets": [strand, pdb], "methods": {n: m[1].method for n, m in methods.items()}}
 
@@ -275,8 +338,8 @@ except ImportError:  # pragma: no cover - outside the test environment
 
 if pytest is not None:
 
-    @pytest.fixture(scope="module")
-    def site(django_db_setup, django_db_blocker):
+    @pytest.fixture(scope="module", name="site")
+    def site_fixture(django_db_setup, django_db_blocker):
         """The site data, built once per test module and rolled back after it; the page cache is cleared."""
         from django.core.cache import cache
 

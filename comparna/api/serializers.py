@@ -21,8 +21,10 @@ def pair_list(text: str) -> list[list[int]]:
     return out
 
 
-PAIRS_SCHEMA = {"type": "array", "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2,
-                                           "maxItems": 2}}
+PAIRS_SCHEMA = {
+    "type": "array",
+    "items": {"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2},
+}
 
 
 class SubsetSerializer(serializers.ModelSerializer):
@@ -44,7 +46,17 @@ class DatasetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Dataset
-        fields = ["slug", "name", "kind", "description", "definitions", "version", "updated_at", "size", "subsets"]
+        fields = [
+            "slug",
+            "name",
+            "kind",
+            "description",
+            "definitions",
+            "version",
+            "updated_at",
+            "size",
+            "subsets",
+        ]
 
 
 class ReferenceSerializer(serializers.ModelSerializer):
@@ -54,8 +66,16 @@ class ReferenceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = ReferenceStructure
-        fields = ["definition", "n_pairs", "pseudoknotted", "has_multiplets", "pairs", "dot_bracket", "bpseq",
-                  "classes"]
+        fields = [
+            "definition",
+            "n_pairs",
+            "pseudoknotted",
+            "has_multiplets",
+            "pairs",
+            "dot_bracket",
+            "bpseq",
+            "classes",
+        ]
 
     @extend_schema_field(PAIRS_SCHEMA)
     def get_pairs(self, obj: ReferenceStructure):
@@ -85,8 +105,21 @@ class TargetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Target
-        fields = ["id", "dataset", "source_id", "sequence", "length", "source_database", "rna_class", "organism",
-                  "pdb_id", "chain_id", "release_date", "created_at", "references"]
+        fields = [
+            "id",
+            "dataset",
+            "source_id",
+            "sequence",
+            "length",
+            "source_database",
+            "rna_class",
+            "organism",
+            "pdb_id",
+            "chain_id",
+            "release_date",
+            "created_at",
+            "references",
+        ]
 
 
 class MethodVersionSerializer(serializers.ModelSerializer):
@@ -100,8 +133,18 @@ class MethodSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Method
-        fields = ["id", "name", "description", "citation", "url", "input_kind", "pseudoknots", "active",
-                  "created_at", "versions"]
+        fields = [
+            "id",
+            "name",
+            "description",
+            "citation",
+            "url",
+            "input_kind",
+            "pseudoknots",
+            "active",
+            "created_at",
+            "versions",
+        ]
 
 
 class PredictionSerializer(serializers.ModelSerializer):
@@ -114,8 +157,22 @@ class PredictionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Prediction
-        fields = ["id", "method", "method_id", "version", "method_version", "target", "target_source_id", "dataset",
-                  "status", "pairs", "runtime_s", "error", "queued_at", "finished_at"]
+        fields = [
+            "id",
+            "method",
+            "method_id",
+            "version",
+            "method_version",
+            "target",
+            "target_source_id",
+            "dataset",
+            "status",
+            "pairs",
+            "runtime_s",
+            "error",
+            "queued_at",
+            "finished_at",
+        ]
 
     @extend_schema_field(PAIRS_SCHEMA)
     def get_pairs(self, obj: Prediction):
@@ -130,9 +187,27 @@ class ScoreSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Score
-        fields = ["id", "prediction", "method", "target", "target_source_id", "dataset", "definition", "tp", "fn",
-                  "fp", "fp_inconsistent", "fp_contradicting", "fp_compatible", "tn", "mcc", "sensitivity", "ppv",
-                  "f1", "wl"]
+        fields = [
+            "id",
+            "prediction",
+            "method",
+            "target",
+            "target_source_id",
+            "dataset",
+            "definition",
+            "tp",
+            "fn",
+            "fp",
+            "fp_inconsistent",
+            "fp_contradicting",
+            "fp_compatible",
+            "tn",
+            "mcc",
+            "sensitivity",
+            "ppv",
+            "f1",
+            "wl",
+        ]
 
 
 class RankingRowSerializer(serializers.Serializer):
@@ -165,8 +240,19 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = RankingSnapshot
-        fields = ["id", "dataset", "subset", "definition", "computed_at", "seed", "inputs_hash", "methods",
-                  "robustness", "conventions", "inputs"]
+        fields = [
+            "id",
+            "dataset",
+            "subset",
+            "definition",
+            "computed_at",
+            "seed",
+            "inputs_hash",
+            "methods",
+            "robustness",
+            "conventions",
+            "inputs",
+        ]
 
     @extend_schema_field(RankingRowSerializer(many=True))
     def get_methods(self, obj: RankingSnapshot):
@@ -184,5 +270,7 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
 class VerdictSerializer(serializers.Serializer):
     method_a = serializers.CharField()
     method_b = serializers.CharField()
-    verdict = serializers.ChoiceField(choices=["+", "-", "=", "?"], help_text="'+' when method_a beats method_b.")
+    verdict = serializers.ChoiceField(
+        choices=["+", "-", "=", "?"], help_text="'+' when method_a beats method_b."
+    )
     common_targets = serializers.IntegerField()

@@ -1,5 +1,5 @@
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from comparna.api import views
@@ -15,6 +15,5 @@ router.register("rankings", views.RankingViewSet, basename="api-ranking")
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("", include(router.urls)),
 ]

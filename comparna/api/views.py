@@ -6,15 +6,18 @@ Ranking snapshots are immutable, so their serialised form is cached under the sn
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Prefetch, Subquery
+from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from comparna.api import serializers as s
@@ -31,7 +34,9 @@ class Pagination(PageNumberPagination):
 
 
 def _param(name: str, description: str, type_=str, **kw) -> OpenApiParameter:
-    return OpenApiParameter(name, type_, OpenApiParameter.QUERY, required=False, description=description, **kw)
+    return OpenApiParameter(
+        name, type_, OpenApiParameter.QUERY, required=False, description=description, **kw
+    )
 
 
 DATASET = _param("dataset", "Dataset slug, e.g. `rnastrand`.")
@@ -89,24 +94,35 @@ class DatasetViewSet(ReadOnly):
     def get_queryset(self):
         subsets = Subset.objects.annotate(size=Count("targets")).select_related("dataset")
         return (
-            Dataset.objects.annotate(size=Count("targets", distinct=True)).order_by("slug")
+            Dataset.objects.annotate(size=Count("targets", distinct=True))
+            .order_by("slug")
             .prefetch_related(Prefetch("subsets", queryset=subsets))
         )
 
 
 @extend_schema(tags=["targets"])
-@extend_schema(methods=["GET"], parameters=[
-    DATASET, SUBSET, _param("rna_class", "RNA family / class (exact)."), _param("pdb_id", "PDB entry id."),
-    _param("released_since", "Released on or after (YYYY-MM-DD).", dt.date),
-    _param("released_until", "Released on or before (YYYY-MM-DD).", dt.date),
-])
+@extend_schema(
+    methods=["GET"],
+    parameters=[
+        DATASET,
+        SUBSET,
+        _param("rna_class", "RNA family / class (exact)."),
+        _param("pdb_id", "PDB entry id."),
+        _param("released_since", "Released on or after (YYYY-MM-DD).", dt.date),
+        _param("released_until", "Released on or before (YYYY-MM-DD).", dt.date),
+    ],
+)
 class TargetViewSet(ReadOnly):
     """Targets with their reference structures (pairs, dot-bracket and BPSEQ)."""
 
     serializer_class = s.TargetSerializer
 
     def get_queryset(self):
-        qs = Target.objects.select_related("dataset").prefetch_related("references").order_by("dataset", "source_id")
+        qs = (
+            Target.objects.select_related("dataset")
+            .prefetch_related("references")
+            .order_by("dataset", "source_id")
+        )
         if self.action != "list":
             return qs
         if (v := self.q("dataset")) is not None:
@@ -125,10 +141,13 @@ class TargetViewSet(ReadOnly):
 
 
 @extend_schema(tags=["methods"])
-@extend_schema(methods=["GET"], parameters=[
-    _param("input_kind", "single, collection or alignment.", enum=["single", "collection", "alignment"]),
-    _param("active", "Only active (true) or inactive (false) methods.", bool),
-])
+@extend_schema(
+    methods=["GET"],
+    parameters=[
+        _param("input_kind", "single, collection or alignment.", enum=["single", "collection", "alignment"]),
+        _param("active", "Only active (true) or inactive (false) methods.", bool),
+    ],
+)
 class MethodViewSet(ReadOnly):
     """Methods with their version history and runnable specifications."""
 
@@ -150,12 +169,18 @@ class MethodViewSet(ReadOnly):
 
 
 @extend_schema(tags=["predictions"])
-@extend_schema(methods=["GET"], parameters=[
-    DATASET, METHOD, _param("target", "Target id.", int),
-    _param("status", "Prediction state.", enum=[c for c, _ in Prediction.Status.choices]),
-    _param("current", "Only predictions of the current method versions (true/false).", bool),
-    SINCE, UNTIL,
-])
+@extend_schema(
+    methods=["GET"],
+    parameters=[
+        DATASET,
+        METHOD,
+        _param("target", "Target id.", int),
+        _param("status", "Prediction state.", enum=[c for c, _ in Prediction.Status.choices]),
+        _param("current", "Only predictions of the current method versions (true/false).", bool),
+        SINCE,
+        UNTIL,
+    ],
+)
 class PredictionViewSet(ReadOnly):
     """Predictions of every method version on every target, with their outcome (dated by finish time)."""
 
@@ -185,10 +210,17 @@ class PredictionViewSet(ReadOnly):
 
 
 @extend_schema(tags=["scores"])
-@extend_schema(methods=["GET"], parameters=[
-    DATASET, SUBSET, METHOD, DEFINITION, _param("target", "Target id.", int),
-    _param("current", "Only scores of current method versions (default true).", bool),
-])
+@extend_schema(
+    methods=["GET"],
+    parameters=[
+        DATASET,
+        SUBSET,
+        METHOD,
+        DEFINITION,
+        _param("target", "Target id.", int),
+        _param("current", "Only scores of current method versions (default true).", bool),
+    ],
+)
 class ScoreViewSet(ReadOnly):
     """Counts and scores of each prediction under each pair definition."""
 
@@ -228,8 +260,20 @@ def snapshot_data(snapshot: RankingSnapshot) -> dict:
     return data
 
 
+def snapshot_data_by_pk(pk: int) -> dict:
+    data = cache.get(f"{CACHE_PREFIX}:snapshot:{pk}")
+    if data is None:
+        data = snapshot_data(RankingSnapshot.objects.select_related("dataset", "subset").get(pk=pk))
+    return data
+
+
+LATEST_TTL_S = 30
+
 RANKING_FILTERS = [
-    DATASET, SUBSET, DEFINITION, _param("method", "Only snapshots that rank this method (exact name)."),
+    DATASET,
+    SUBSET,
+    DEFINITION,
+    _param("method", "Only snapshots that rank this method (exact name)."),
 ]
 
 
@@ -268,8 +312,14 @@ class RankingViewSet(ReadOnly):
             return rows
         return [r for r in rows if any(m["method"] == name for m in r["methods"])]
 
-    @extend_schema(parameters=[*RANKING_FILTERS, _param("date", "Snapshots computed on this day.", dt.date),
-                               SINCE, UNTIL])
+    @extend_schema(
+        parameters=[
+            *RANKING_FILTERS,
+            _param("date", "Snapshots computed on this day.", dt.date),
+            SINCE,
+            UNTIL,
+        ]
+    )
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())
         return self.get_paginated_response(self._method_filter([snapshot_data(x) for x in page]))
@@ -278,23 +328,46 @@ class RankingViewSet(ReadOnly):
         return Response(snapshot_data(self.get_object()))
 
     @extend_schema(
-        parameters=[*RANKING_FILTERS, _param("as_of", "The ranking as it stood at the end of this day.", dt.date)],
+        parameters=[
+            *RANKING_FILTERS,
+            _param("as_of", "The ranking as it stood at the end of this day.", dt.date),
+        ],
         responses=s.RankingSnapshotSerializer(many=True),
     )
     @action(detail=False, pagination_class=None)
     def latest(self, request):
         """The newest snapshot of every subset × definition (matching the filters), optionally as of a day."""
-        qs = self.base_queryset()
-        newest = RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
-        if (d := parse_date(self.q("as_of"), "as_of")) is not None:
-            end = day_bounds(d)[1]
-            qs = qs.filter(computed_at__lt=end)
-            newest = newest.filter(computed_at__lt=end)
-        newest = newest.order_by("-computed_at", "-pk").values("pk")[:1]
-        qs = qs.annotate(newest=Subquery(newest)).filter(pk=F("newest")).order_by(
-            "dataset__slug", "subset__order", "subset__slug", "definition"
-        )
-        return Response(self._method_filter([snapshot_data(x) for x in qs]))
+        as_of = parse_date(self.q("as_of"), "as_of")
+        filters = repr((tuple(self.q(k) for k in ("dataset", "subset", "definition", "method")), as_of))
+        digest = hashlib.sha256(filters.encode()).hexdigest()[:32]  # user input never goes into a key as is
+        json_key = f"{CACHE_PREFIX}:latest-json:{digest}"
+        if request.accepted_renderer.format == "json" and (body := cache.get(json_key)) is not None:
+            return HttpResponse(body, content_type="application/json")
+        key = f"{CACHE_PREFIX}:latest:{digest}"
+        pks = cache.get(key)
+        if pks is None:  # which snapshots are newest: remembered briefly, a new one shows within LATEST_TTL_S
+            qs = self.base_queryset()
+            newest = RankingSnapshot.objects.filter(
+                subset=OuterRef("subset"), definition=OuterRef("definition")
+            )
+            if as_of is not None:
+                end = day_bounds(as_of)[1]
+                qs = qs.filter(computed_at__lt=end)
+                newest = newest.filter(computed_at__lt=end)
+            newest = newest.order_by("-computed_at", "-pk").values("pk")[:1]
+            pks = list(
+                qs.annotate(newest=Subquery(newest))
+                .filter(pk=F("newest"))
+                .order_by("dataset__slug", "subset__order", "subset__slug", "definition")
+                .values_list("pk", flat=True)
+            )
+            cache.set(key, pks, LATEST_TTL_S)
+        data = self._method_filter([snapshot_data_by_pk(pk) for pk in pks])
+        if request.accepted_renderer.format == "json":  # the common case, served from bytes while fresh
+            body = JSONRenderer().render(data)
+            cache.set(json_key, body, LATEST_TTL_S)
+            return HttpResponse(body, content_type="application/json")
+        return Response(data)
 
     @extend_schema(responses=s.VerdictSerializer(many=True))
     @action(detail=True, pagination_class=None)
@@ -308,8 +381,8 @@ class RankingViewSet(ReadOnly):
             common = snap.report.get("common_targets", {})
             rows = [
                 {"method_a": a, "method_b": b, "verdict": v, "common_targets": common.get(a, {}).get(b, 0)}
-                for a, row in verdicts.items() for b, v in row.items()
+                for a, row in verdicts.items()
+                for b, v in row.items()
             ]
             cache.set(key, rows, None)
         return Response(rows)
-

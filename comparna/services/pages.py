@@ -62,6 +62,11 @@ def cached(key: str, compute: Callable[[], Any], timeout: int | None = None) -> 
     return value
 
 
+def cache_get(key: str) -> Any:
+    """The cached value of a :func:`cached` key, or None."""
+    return cache.get(f"{CACHE_PREFIX}:{key}")
+
+
 def length_bin(length: int) -> str:
     for low, high, label in LENGTH_BINS:
         if length >= low and (high is None or length <= high):
@@ -99,7 +104,10 @@ class TargetScore:
 
 
 def current_scores(
-    *, definition: str, subset: Subset | None = None, dataset: Dataset | None = None,
+    *,
+    definition: str,
+    subset: Subset | None = None,
+    dataset: Dataset | None = None,
     methods: Iterable[str] | None = None,
 ) -> list[TargetScore]:
     """Scores of the current version of active methods under ``definition`` (in a subset or a dataset)."""
@@ -115,14 +123,21 @@ def current_scores(
     if methods is not None:
         qs = qs.filter(prediction__method_version__method__name__in=list(methods))
     rows = qs.values_list(
-        "prediction__method_version__method__name", "prediction__target_id", "prediction__target__source_id",
-        "prediction__target__length", "prediction__target__rna_class", *COUNT_FIELDS, *SCORE_FIELDS,
+        "prediction__method_version__method__name",
+        "prediction__target_id",
+        "prediction__target__source_id",
+        "prediction__target__length",
+        "prediction__target__rna_class",
+        *COUNT_FIELDS,
+        *SCORE_FIELDS,
     ).order_by("prediction__target__source_id")
     out = []
     for name, tid, sid, length, rna_class, *rest in rows:
         counts = dict(zip(COUNT_FIELDS, rest[: len(COUNT_FIELDS)], strict=True))
         mcc, sens, ppv, f1 = rest[len(COUNT_FIELDS) :]
-        out.append(TargetScore(name, tid, sid, length, rna_class or UNASSIGNED_FAMILY, counts, mcc, sens, ppv, f1))
+        out.append(
+            TargetScore(name, tid, sid, length, rna_class or UNASSIGNED_FAMILY, counts, mcc, sens, ppv, f1)
+        )
     return out
 
 
@@ -151,7 +166,9 @@ def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
         rows = []
         for row in snapshot.report.get("methods", []):
             info = directory.get(row["method"], {"pk": None, "input_kind": "single", "comparative": False})
-            rows.append({**row, **info, "mean_mcc": _ci_dict(per_method.get(row["method"], []), seed=snapshot.seed)})
+            rows.append(
+                {**row, **info, "mean_mcc": _ci_dict(per_method.get(row["method"], []), seed=snapshot.seed)}
+            )
         return rows
 
     return cached(f"ranking-rows:{snapshot.pk}", compute)
@@ -173,8 +190,10 @@ SORT_KEYS = {
 KIND_FILTERS = ("all", "single", "comparative")
 
 
-def sort_and_filter(rows: list[dict], *, sort: str = "rank", direction: str = "asc", kind: str = "all") -> list[dict]:
-    """Rows sorted by a column of :data:`SORT_KEYS` and filtered by input kind (server-side, no JavaScript)."""
+def sort_and_filter(
+    rows: list[dict], *, sort: str = "rank", direction: str = "asc", kind: str = "all"
+) -> list[dict]:
+    """Rows sorted by a column of :data:`SORT_KEYS` and filtered by input kind (server-side, no JS)."""
     key = SORT_KEYS.get(sort, SORT_KEYS["rank"])
     out = sorted(rows, key=lambda r: (key(r), r["method"]), reverse=direction == "desc")
     if kind == "single":
@@ -196,7 +215,9 @@ def snapshot_history(*, subset: Subset, definition: str) -> list[dict]:
     return out
 
 
-def rank_history_figure(history: list[dict], *, methods: Iterable[str] | None = None, title: str = "") -> str | None:
+def rank_history_figure(
+    history: list[dict], *, methods: Iterable[str] | None = None, title: str = ""
+) -> str | None:
     """Plotly JSON of rank over time, one line per method (rank 1 on top); None without snapshots."""
     import plotly.graph_objects as go
 
@@ -210,18 +231,24 @@ def rank_history_figure(history: list[dict], *, methods: Iterable[str] | None = 
         if xs:
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, line={"shape": "hv"}))
     fig.update_layout(
-        title=title or None, height=360, margin={"l": 50, "r": 20, "t": 40 if title else 20, "b": 40},
-        yaxis={"title": "rank", "autorange": "reversed", "dtick": 1}, xaxis={"title": "snapshot date"},
-        template="plotly_white", legend={"font": {"size": 11}},
+        title=title or None,
+        height=360,
+        margin={"l": 50, "r": 20, "t": 40 if title else 20, "b": 40},
+        yaxis={"title": "rank", "autorange": "reversed", "dtick": 1},
+        xaxis={"title": "snapshot date"},
+        template="plotly_white",
+        legend={"font": {"size": 11}},
     )
     return figure_json(fig)
 
 
 def subset_history_figure(snapshot: RankingSnapshot) -> str | None:
     """Rank history of the snapshot's subset up to the newest snapshot (cached per newest snapshot pk)."""
-    newest = RankingSnapshot.objects.filter(subset=snapshot.subset_id, definition=snapshot.definition).values_list(
-        "pk", flat=True
-    ).first()
+    newest = (
+        RankingSnapshot.objects.filter(subset=snapshot.subset_id, definition=snapshot.definition)
+        .values_list("pk", flat=True)
+        .first()
+    )
     return cached(
         f"history:{snapshot.subset_id}:{snapshot.definition}:{newest}",
         lambda: rank_history_figure(snapshot_history(subset=snapshot.subset, definition=snapshot.definition)),
@@ -244,11 +271,27 @@ def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
                 if i == j:
                     cells.append({"kind": "self"})
                 elif j > i:
-                    cells.append({"kind": "verdict", "value": verdicts.get(a, {}).get(b, "?"), "a": a, "b": b,
-                                  "a_pk": directory.get(a, {}).get("pk"), "b_pk": directory.get(b, {}).get("pk")})
+                    cells.append(
+                        {
+                            "kind": "verdict",
+                            "value": verdicts.get(a, {}).get(b, "?"),
+                            "a": a,
+                            "b": b,
+                            "a_pk": directory.get(a, {}).get("pk"),
+                            "b_pk": directory.get(b, {}).get("pk"),
+                        }
+                    )
                 else:
-                    cells.append({"kind": "common", "value": common.get(a, {}).get(b, 0), "a": a, "b": b,
-                                  "a_pk": directory.get(a, {}).get("pk"), "b_pk": directory.get(b, {}).get("pk")})
+                    cells.append(
+                        {
+                            "kind": "common",
+                            "value": common.get(a, {}).get(b, 0),
+                            "a": a,
+                            "b": b,
+                            "a_pk": directory.get(a, {}).get("pk"),
+                            "b_pk": directory.get(b, {}).get("pk"),
+                        }
+                    )
             rows.append({"method": a, "pk": directory.get(a, {}).get("pk"), "cells": cells})
         return {"methods": names, "rows": rows}
 
@@ -296,12 +339,23 @@ def pair_test(*, subset: Subset, definition: str, a: str, b: str, seed: int) -> 
     for s in current_scores(definition=definition, subset=subset, methods=names):
         m = names.index(s.method)
         k = t_ix[s.source_id]
-        counts[m, k] = [s.counts["tp"], s.counts["fn"], s.counts["fp"], s.counts["fp_compatible"], s.counts["tn"]]
+        counts[m, k] = [
+            s.counts["tp"],
+            s.counts["fn"],
+            s.counts["fp"],
+            s.counts["fp_compatible"],
+            s.counts["tn"],
+        ]
         present[m, k] = True
     table = CountsTable(tuple(names), tuple(targets), counts, present)
     mcc_0, mcc_1, n = pair_replicate_mccs(table, 0, 1, seed)
-    out = {"n_common": int(n), "seed": seed, "alpha": ALPHA, "min_common": MIN_COMMON,
-           "method": "two-sided Wilcoxon signed-rank test on 40 paired MCCs of random 90 % subsamples"}
+    out = {
+        "n_common": int(n),
+        "seed": seed,
+        "alpha": ALPHA,
+        "min_common": MIN_COMMON,
+        "method": "two-sided Wilcoxon signed-rank test on 40 paired MCCs of random 90 % subsamples",
+    }
     if n < MIN_COMMON:
         return {**out, "pvalue": None, "verdict": "?", "replicates": []}
     with np.errstate(invalid="ignore"):
@@ -313,16 +367,23 @@ def pair_test(*, subset: Subset, definition: str, a: str, b: str, seed: int) -> 
     else:
         verdict = "="
     by_name = {names[0]: mcc_0, names[1]: mcc_1}
-    return {**out, "pvalue": None if np.isnan(p) else p, "verdict": verdict,
-            "mean_difference": float((by_name[a] - by_name[b]).mean()),
-            "replicates_a": by_name[a].tolist(), "replicates_b": by_name[b].tolist()}
+    return {
+        **out,
+        "pvalue": None if np.isnan(p) else p,
+        "verdict": verdict,
+        "mean_difference": float((by_name[a] - by_name[b]).mean()),
+        "replicates_a": by_name[a].tolist(),
+        "replicates_b": by_name[b].tolist(),
+    }
 
 
 def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Comparison:
     """Pooled counts, the engine's test, paired statistics and per-family / per-length CIs of two methods."""
 
     def compute() -> Comparison:
-        scores = current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=[a.name, b.name])
+        scores = current_scores(
+            definition=snapshot.definition, subset=snapshot.subset, methods=[a.name, b.name]
+        )
         by_target: dict[int, dict[str, TargetScore]] = defaultdict(dict)
         for s in scores:
             by_target[s.target_id][s.method] = s
@@ -333,14 +394,29 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
         for m in (a, b):
             pooled = sum((PairCounts(**d[m.name].counts) for d in common), PairCounts.zero())
             mccs = [d[m.name].mcc for d in common]
-            sides.append(MethodSide(
-                m.name, m.pk, pooled,
-                {"mcc": pooled.mcc, "sensitivity": pooled.sensitivity, "ppv": pooled.ppv, "f1": pooled.f1},
-                _ci_dict(mccs, seed=seed),
-            ))
+            sides.append(
+                MethodSide(
+                    m.name,
+                    m.pk,
+                    pooled,
+                    {
+                        "mcc": pooled.mcc,
+                        "sensitivity": pooled.sensitivity,
+                        "ppv": pooled.ppv,
+                        "f1": pooled.f1,
+                    },
+                    _ci_dict(mccs, seed=seed),
+                )
+            )
         rows = [
-            {"target_id": d[a.name].target_id, "source_id": d[a.name].source_id, "length": d[a.name].length,
-             "rna_class": d[a.name].rna_class, "a": d[a.name], "b": d[b.name]}
+            {
+                "target_id": d[a.name].target_id,
+                "source_id": d[a.name].source_id,
+                "length": d[a.name].length,
+                "rna_class": d[a.name].rna_class,
+                "a": d[a.name],
+                "b": d[b.name],
+            }
             for d in common
         ]
         mcc_a = np.array([r["a"].mcc for r in rows])
@@ -350,23 +426,38 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
         if len(rows) >= 3 and np.var(mcc_a - mcc_b) > 0:
             pc = statistics.compare_paired(mcc_a, mcc_b, seed=seed)
             paired = {
-                "n": pc.n, "t": pc.t_test.statistic, "t_pvalue": pc.t_test.pvalue,
+                "n": pc.n,
+                "t": pc.t_test.statistic,
+                "t_pvalue": pc.t_test.pvalue,
                 "t_pvalue_text": statistics.format_p_value(pc.t_test.pvalue),
                 "mean_difference": pc.bootstrap.interval.estimate,
-                "low": pc.bootstrap.interval.low, "high": pc.bootstrap.interval.high,
+                "low": pc.bootstrap.interval.low,
+                "high": pc.bootstrap.interval.high,
                 "bootstrap_pvalue_text": pc.bootstrap.pvalue_text,
-                "spearman": pc.spearman, "power": pc.power, "n_required": pc.n_required,
-                "further_needed": pc.further_needed, "verdict": pc.verdict, "delta": pc.delta, "alpha": pc.alpha,
+                "spearman": pc.spearman,
+                "power": pc.power,
+                "n_required": pc.n_required,
+                "further_needed": pc.further_needed,
+                "verdict": pc.verdict,
+                "delta": pc.delta,
+                "alpha": pc.alpha,
             }
         else:
             notes.append("Paired statistics need at least 3 common targets with differing per-target MCCs.")
         by_family = _grouped_cis(rows, key=lambda r: r["rna_class"], seed=seed)
-        by_length = _grouped_cis(rows, key=lambda r: length_bin(r["length"]), seed=seed,
-                                 order=[label for _, _, label in LENGTH_BINS])
-        test = pair_test(subset=snapshot.subset, definition=snapshot.definition, a=a.name, b=b.name, seed=seed)
+        by_length = _grouped_cis(
+            rows,
+            key=lambda r: length_bin(r["length"]),
+            seed=seed,
+            order=[label for _, _, label in LENGTH_BINS],
+        )
+        test = pair_test(
+            subset=snapshot.subset, definition=snapshot.definition, a=a.name, b=b.name, seed=seed
+        )
         verdict = snapshot.report.get("verdicts", {}).get(a.name, {}).get(b.name)
-        comp = Comparison(sides[0], sides[1], len(rows), rows, verdict, test, paired, by_family, by_length,
-                          notes=notes)
+        comp = Comparison(
+            sides[0], sides[1], len(rows), rows, verdict, test, paired, by_family, by_length, notes=notes
+        )
         comp.scatter_json = _scatter_figure(comp)
         return comp
 
@@ -377,11 +468,16 @@ def _grouped_cis(rows: list[dict], *, key, seed: int, order: list[str] | None = 
     groups: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
         groups[key(r)].append(r)
-    labels = [g for g in order if g in groups] if order else sorted(groups, key=lambda g: (-len(groups[g]), g))
+    labels = (
+        [g for g in order if g in groups] if order else sorted(groups, key=lambda g: (-len(groups[g]), g))
+    )
     return [
-        {"group": g, "n": len(groups[g]),
-         "a": _ci_dict([r["a"].mcc for r in groups[g]], seed=seed),
-         "b": _ci_dict([r["b"].mcc for r in groups[g]], seed=seed)}
+        {
+            "group": g,
+            "n": len(groups[g]),
+            "a": _ci_dict([r["a"].mcc for r in groups[g]], seed=seed),
+            "b": _ci_dict([r["b"].mcc for r in groups[g]], seed=seed),
+        }
         for g in labels
     ]
 
@@ -393,15 +489,25 @@ def _scatter_figure(comp: Comparison) -> str | None:
         return None
     fig = go.Figure()
     for side, key, symbol in ((comp.a, "a", "circle"), (comp.b, "b", "diamond")):
-        fig.add_trace(go.Scatter(
-            x=[r[key].sensitivity for r in comp.rows], y=[r[key].ppv for r in comp.rows], mode="markers",
-            name=side.name, text=[r["source_id"] for r in comp.rows], marker={"symbol": symbol, "opacity": 0.7},
-            hovertemplate="%{text}<br>sensitivity %{x:.3f}<br>PPV %{y:.3f}<extra>" + html.escape(side.name)
-            + "</extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[r[key].sensitivity for r in comp.rows],
+                y=[r[key].ppv for r in comp.rows],
+                mode="markers",
+                name=side.name,
+                text=[r["source_id"] for r in comp.rows],
+                marker={"symbol": symbol, "opacity": 0.7},
+                hovertemplate="%{text}<br>sensitivity %{x:.3f}<br>PPV %{y:.3f}<extra>"
+                + html.escape(side.name)
+                + "</extra>",
+            )
+        )
     fig.update_layout(
-        height=420, template="plotly_white", margin={"l": 50, "r": 20, "t": 20, "b": 45},
-        xaxis={"title": "sensitivity", "range": [-0.03, 1.03]}, yaxis={"title": "PPV", "range": [-0.03, 1.03]},
+        height=420,
+        template="plotly_white",
+        margin={"l": 50, "r": 20, "t": 20, "b": 45},
+        xaxis={"title": "sensitivity", "range": [-0.03, 1.03]},
+        yaxis={"title": "PPV", "range": [-0.03, 1.03]},
     )
     return figure_json(fig)
 
@@ -428,20 +534,31 @@ def method_rank_history(method: Method) -> str | None:
 
     fig = go.Figure()
     lines = defaultdict(list)
-    for at, subset_name, ds_name, definition, report in (
-        RankingSnapshot.objects.order_by("computed_at", "pk")
-        .values_list("computed_at", "subset__name", "dataset__name", "definition", "report")
-    ):
+    for at, subset_name, ds_name, definition, report in RankingSnapshot.objects.order_by(
+        "computed_at", "pk"
+    ).values_list("computed_at", "subset__name", "dataset__name", "definition", "report"):
         for r in report.get("methods", []):
             if r["method"] == method.name:
                 lines[f"{ds_name} · {subset_name} ({definition})"].append((at.isoformat(), r["rank"]))
     if not lines:
         return None
     for label, pts in sorted(lines.items()):
-        fig.add_trace(go.Scatter(x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", name=label,
-                                 line={"shape": "hv"}))
-    fig.update_layout(height=340, template="plotly_white", margin={"l": 50, "r": 20, "t": 20, "b": 40},
-                      yaxis={"title": "rank", "autorange": "reversed", "dtick": 1}, xaxis={"title": "snapshot date"})
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in pts],
+                y=[p[1] for p in pts],
+                mode="lines+markers",
+                name=label,
+                line={"shape": "hv"},
+            )
+        )
+    fig.update_layout(
+        height=340,
+        template="plotly_white",
+        margin={"l": 50, "r": 20, "t": 20, "b": 40},
+        yaxis={"title": "rank", "autorange": "reversed", "dtick": 1},
+        xaxis={"title": "snapshot date"},
+    )
     return figure_json(fig)
 
 
@@ -458,14 +575,22 @@ def method_performance(method: Method) -> list[dict]:
             for s in scores:
                 by_len[length_bin(s.length)].append(s.mcc)
                 by_fam[s.rna_class].append(s.mcc)
-            out.append({
-                "dataset": dataset, "definition": definition,
-                "overall": _ci_dict([s.mcc for s in scores], seed=0),
-                "by_length": [{"group": lab, **_ci_dict(by_len[lab], seed=0)}
-                              for _, _, lab in LENGTH_BINS if by_len.get(lab)],
-                "by_family": [{"group": g, **_ci_dict(v, seed=0)}
-                              for g, v in sorted(by_fam.items(), key=lambda kv: (-len(kv[1]), kv[0]))],
-            })
+            out.append(
+                {
+                    "dataset": dataset,
+                    "definition": definition,
+                    "overall": _ci_dict([s.mcc for s in scores], seed=0),
+                    "by_length": [
+                        {"group": lab, **_ci_dict(by_len[lab], seed=0)}
+                        for _, _, lab in LENGTH_BINS
+                        if by_len.get(lab)
+                    ],
+                    "by_family": [
+                        {"group": g, **_ci_dict(v, seed=0)}
+                        for g, v in sorted(by_fam.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                    ],
+                }
+            )
     return out
 
 
@@ -479,7 +604,8 @@ def method_pr_curve(method: Method) -> dict | None:
         return None
     preds = list(
         version.predictions.filter(status=Prediction.Status.OK, probabilities__isnull=False)
-        .select_related("target__dataset").prefetch_related("target__references", "scores")
+        .select_related("target__dataset")
+        .prefetch_related("target__references", "scores")
     )
     groups: dict[tuple[str, str], list] = defaultdict(list)
     for p in preds:
@@ -505,18 +631,43 @@ def method_pr_curve(method: Method) -> dict | None:
             continue
         curve = pr_curve(pooled)
         label = f"{ds_name} ({definition})"
-        fig.add_trace(go.Scatter(x=curve.recall.tolist(), y=curve.precision.tolist(), mode="lines",
-                                 name=f"{label}: AUC-PR {curve.auc:.3f}"))
+        fig.add_trace(
+            go.Scatter(
+                x=curve.recall.tolist(),
+                y=curve.precision.tolist(),
+                mode="lines",
+                name=f"{label}: AUC-PR {curve.auc:.3f}",
+            )
+        )
         recall, precision = pr_point(tp, fn, fp)
-        fig.add_trace(go.Scatter(x=[recall], y=[precision], mode="markers", marker={"size": 11, "symbol": "x"},
-                                 name=f"{label}: binary prediction"))
-        curves.append({"label": label, "auc": curve.auc, "baseline": curve.baseline, "targets": len(items),
-                       "point": (recall, precision), "interpolation": curve.interpolation})
+        fig.add_trace(
+            go.Scatter(
+                x=[recall],
+                y=[precision],
+                mode="markers",
+                marker={"size": 11, "symbol": "x"},
+                name=f"{label}: binary prediction",
+            )
+        )
+        curves.append(
+            {
+                "label": label,
+                "auc": curve.auc,
+                "baseline": curve.baseline,
+                "targets": len(items),
+                "point": (recall, precision),
+                "interpolation": curve.interpolation,
+            }
+        )
     if not curves:
         return None
-    fig.update_layout(height=400, template="plotly_white", margin={"l": 50, "r": 20, "t": 20, "b": 45},
-                      xaxis={"title": "recall (sensitivity)", "range": [0, 1.02]},
-                      yaxis={"title": "precision", "range": [0, 1.02]})
+    fig.update_layout(
+        height=400,
+        template="plotly_white",
+        margin={"l": 50, "r": 20, "t": 20, "b": 45},
+        xaxis={"title": "recall (sensitivity)", "range": [0, 1.02]},
+        yaxis={"title": "precision", "range": [0, 1.02]},
+    )
     return {"figure": figure_json(fig), "curves": curves}
 
 
@@ -524,9 +675,7 @@ def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Predictio
     """The method's failed runs (all versions), newest first, and their counts by state."""
     qs = Prediction.objects.filter(method_version__method=method, status__in=FAILED_STATES)
     counts = dict(qs.values_list("status").annotate(n=Count("id")).order_by())
-    rows = list(
-        qs.select_related("target", "method_version").order_by("-finished_at", "-pk")[:limit]
-    )
+    rows = list(qs.select_related("target", "method_version").order_by("-finished_at", "-pk")[:limit])
     return rows, counts
 
 
@@ -542,8 +691,13 @@ class Arc:
 
 
 def arc_diagram_svg(
-    length: int, upper: Sequence[Arc], lower: Sequence[Arc] = (), *, sequence: str | None = None,
-    width: int = 900, label: str = "",
+    length: int,
+    upper: Sequence[Arc],
+    lower: Sequence[Arc] = (),
+    *,
+    sequence: str | None = None,
+    width: int = 900,
+    label: str = "",
 ) -> str:
     """An SVG arc diagram: the backbone as a line, each base pair as an arc above (``upper``) or below it.
 
@@ -572,7 +726,7 @@ def arc_diagram_svg(
         f'<line class="backbone" x1="{x(1):.1f}" y1="{y0:.1f}" x2="{x(length):.1f}" y2="{y0:.1f}"/>',
     ]
     for arcs, sweep, y in ((upper, 1, y0), (lower, 0, y0 + (axis_h if lower else 0))):
-        for a in sorted(arcs, key=lambda a: (a.j - a.i), reverse=True):
+        for a in sorted(arcs, key=lambda a: a.j - a.i, reverse=True):
             x1, x2 = x(a.i), x(a.j)
             rx = (x2 - x1) / 2
             ry = max(rx * k, 1.0)
@@ -630,35 +784,71 @@ def target_context(target: Target) -> dict:
         for i, j in sorted(pairs):
             kind = "standard" if (standard is None or (i, j) in standard) else "extended"
             lw = classes.get((i, j), "")
-            arcs.append(Arc(i, j, f"ref {kind}", f"{i}–{j} {target.sequence[i - 1]}-{target.sequence[j - 1]}"
-                            f"{' ' + lw if lw else ''} ({kind})"))
-        references.append({
-            "definition": definition, "reference": r, "dot_bracket": dot_bracket_or_none(target.length, r.pairs),
-            "svg": arc_diagram_svg(target.length, arcs, sequence=target.sequence, label=f"{definition} reference"),
-            "n_standard": sum(1 for a in arcs if "standard" in a.css.split()),
-            "n_non_standard": sum(1 for a in arcs if "extended" in a.css.split()),
-        })
+            arcs.append(
+                Arc(
+                    i,
+                    j,
+                    f"ref {kind}",
+                    f"{i}–{j} {target.sequence[i - 1]}-{target.sequence[j - 1]}"
+                    f"{' ' + lw if lw else ''} ({kind})",
+                )
+            )
+        references.append(
+            {
+                "definition": definition,
+                "reference": r,
+                "dot_bracket": dot_bracket_or_none(target.length, r.pairs),
+                "svg": arc_diagram_svg(
+                    target.length, arcs, sequence=target.sequence, label=f"{definition} reference"
+                ),
+                "n_standard": sum(1 for a in arcs if "standard" in a.css.split()),
+                "n_non_standard": sum(1 for a in arcs if "extended" in a.css.split()),
+            }
+        )
     main_def = "extended" if "extended" in refs else next(iter(refs), None)
     main_pairs = _pair_set(refs[main_def].pairs) if main_def else set()
     predictions = []
     for p in (
-        target.predictions.select_related("method_version__method").prefetch_related("scores")
+        target.predictions.select_related("method_version__method")
+        .prefetch_related("scores")
         .order_by("method_version__method__name", "-method_version__created_at")
     ):
         scores = {s.definition: s for s in p.scores.all()}
-        entry = {"prediction": p, "method": p.method_version.method, "version": p.method_version,
-                 "scores": [scores[d] for d in ("extended", "standard") if d in scores], "svg": None,
-                 "dot_bracket": None}
+        entry = {
+            "prediction": p,
+            "method": p.method_version.method,
+            "version": p.method_version,
+            "scores": [scores[d] for d in ("extended", "standard") if d in scores],
+            "svg": None,
+            "dot_bracket": None,
+        }
         if p.status == Prediction.Status.OK:
             pred_pairs = _pair_set(p.pairs)
-            upper = [Arc(i, j, "ref " + ("found" if (i, j) in pred_pairs else "missed"),
-                         f"reference {i}–{j}" + (" (found)" if (i, j) in pred_pairs else " (missed)"))
-                     for i, j in sorted(main_pairs)]
-            lower = [Arc(i, j, "pred " + ("tp" if (i, j) in main_pairs else "fp"),
-                         f"predicted {i}–{j}" + (" correct" if (i, j) in main_pairs else " not in the reference"))
-                     for i, j in sorted(pred_pairs)]
-            entry["svg"] = arc_diagram_svg(target.length, upper, lower, sequence=target.sequence,
-                                           label=f"{p.method_version.method.name} vs reference")
+            upper = [
+                Arc(
+                    i,
+                    j,
+                    "ref " + ("found" if (i, j) in pred_pairs else "missed"),
+                    f"reference {i}–{j}" + (" (found)" if (i, j) in pred_pairs else " (missed)"),
+                )
+                for i, j in sorted(main_pairs)
+            ]
+            lower = [
+                Arc(
+                    i,
+                    j,
+                    "pred " + ("tp" if (i, j) in main_pairs else "fp"),
+                    f"predicted {i}–{j}" + (" correct" if (i, j) in main_pairs else " not in the reference"),
+                )
+                for i, j in sorted(pred_pairs)
+            ]
+            entry["svg"] = arc_diagram_svg(
+                target.length,
+                upper,
+                lower,
+                sequence=target.sequence,
+                label=f"{p.method_version.method.name} vs reference",
+            )
             entry["dot_bracket"] = dot_bracket_or_none(target.length, p.pairs)
         predictions.append(entry)
     return {"references": references, "predictions": predictions, "main_definition": main_def}
@@ -669,8 +859,10 @@ def weekly_changes(*, days: int = 7) -> dict:
     """New targets per dataset and new methods in the last ``days`` days."""
     since = timezone.now() - timedelta(days=days)
     new_targets = list(
-        Target.objects.filter(created_at__gte=since).values("dataset__slug", "dataset__name")
-        .annotate(n=Count("id")).order_by("dataset__slug")
+        Target.objects.filter(created_at__gte=since)
+        .values("dataset__slug", "dataset__name")
+        .annotate(n=Count("id"))
+        .order_by("dataset__slug")
     )
     new_methods = list(Method.objects.filter(created_at__gte=since).order_by("name"))
     return {"since": since, "targets": new_targets, "methods": new_methods}
@@ -686,8 +878,9 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
         for definition in subset.definitions()[:1]:
             snap = subset.rankings.filter(definition=definition).first()
             if snap is not None:
-                out.append({"dataset": dataset, "subset": subset, "snapshot": snap,
-                            "rows": ranking_rows(snap)[:top]})
+                out.append(
+                    {"dataset": dataset, "subset": subset, "snapshot": snap, "rows": ranking_rows(snap)[:top]}
+                )
     return out
 
 
@@ -698,7 +891,9 @@ def dataset_overview() -> list[dict]:
     for dataset in Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug"):
         subsets = []
         for subset in dataset.subsets.all():
-            subsets.append({"subset": subset, "size": sizes.get(subset.pk, 0), "definitions": subset.definitions()})
+            subsets.append(
+                {"subset": subset, "size": sizes.get(subset.pk, 0), "definitions": subset.definitions()}
+            )
         out.append({"dataset": dataset, "subsets": subsets, "downloads": dataset_downloads(dataset)})
     return out
 

@@ -15,7 +15,18 @@ from comparna.views.site import AboutView, DatasetListView, HomeView, prediction
 from comparna.views.targets import DatasetTargetListView, TargetDetailView
 
 __all__ = [
-    "AboutView", "DatasetListView", "DatasetRankingView", "DatasetTargetListView", "HomeView",
-    "MethodComparisonCsvView", "MethodComparisonView", "MethodDetailView", "MethodListView",
-    "RankingIndexView", "RankingMatrixView", "SubsetRankingView", "TargetDetailView", "prediction_progress",
+    "AboutView",
+    "DatasetListView",
+    "DatasetRankingView",
+    "DatasetTargetListView",
+    "HomeView",
+    "MethodComparisonCsvView",
+    "MethodComparisonView",
+    "MethodDetailView",
+    "MethodListView",
+    "RankingIndexView",
+    "RankingMatrixView",
+    "SubsetRankingView",
+    "TargetDetailView",
+    "prediction_progress",
 ]

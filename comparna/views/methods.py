@@ -31,12 +31,15 @@ class MethodDetailView(TemplateView):
         failures, failure_counts = pages.method_failures(method)
         current = method.current_version
         ctx.update(
-            method=method, versions=list(method.versions.all()), current=current,
+            method=method,
+            versions=list(method.versions.all()),
+            current=current,
             argv=(current.spec or {}).get("argv") if current else None,
             spec=current.spec if current else {},
             history_json=pages.method_rank_history(method),
             performance=pages.method_performance(method),
             pr=pages.method_pr_curve(method),
-            failures=failures, failure_counts=failure_counts,
+            failures=failures,
+            failure_counts=failure_counts,
         )
         return ctx

@@ -19,16 +19,37 @@ from comparna.services.summaries import summarize_subset
 from comparna.views.site import prediction_progress
 from predictors.models import Method
 
+#: How long "which snapshot is the newest" is remembered; a new nightly snapshot shows up within this time.
+NEWEST_TTL_S = 30
 
-def find_snapshot(request, *, dataset: str, subset: str, definition: str) -> RankingSnapshot:
-    """The snapshot asked for by ``?snapshot=`` or the newest one of the subset × definition (404 if none)."""
-    qs = RankingSnapshot.objects.filter(subset__dataset__slug=dataset, subset__slug=subset, definition=definition)
+
+def snapshot_pk(request, *, dataset: str, subset: str, definition: str) -> int:
+    """The pk asked for by ``?snapshot=`` or the newest one of the subset × definition (0 if none).
+
+    The newest pk is cached for :data:`NEWEST_TTL_S` seconds, so a cached page costs no database query.
+    """
     wanted = request.GET.get("snapshot")
     if wanted:
-        if not wanted.isdigit():
+        if not wanted.isdigit() or len(wanted) > 18:
             raise Http404("snapshot must be a number")
-        qs = qs.filter(pk=int(wanted))
-    snap = qs.select_related("subset", "dataset").first()
+        return int(wanted)
+    return pages.cached(
+        f"newest:{dataset}:{subset}:{definition}",
+        lambda: _snapshots(dataset, subset, definition).values_list("pk", flat=True).first() or 0,
+        timeout=NEWEST_TTL_S,
+    )
+
+
+def _snapshots(dataset: str, subset: str, definition: str):
+    return RankingSnapshot.objects.filter(
+        subset__dataset__slug=dataset, subset__slug=subset, definition=definition
+    )
+
+
+def find_snapshot(request, *, dataset: str, subset: str, definition: str) -> RankingSnapshot:
+    """The snapshot of :func:`snapshot_pk`, checked to belong to the subset × definition (404 otherwise)."""
+    pk = snapshot_pk(request, dataset=dataset, subset=subset, definition=definition)
+    snap = _snapshots(dataset, subset, definition).filter(pk=pk).select_related("subset", "dataset").first()
     if snap is None:
         raise Http404("no ranking snapshot for this subset and definition yet")
     return snap
@@ -70,14 +91,26 @@ class DatasetRankingView(View):
             for subset in dataset.subsets.all():
                 for definition in subset.definitions():
                     snap = snapshots.get((subset.pk, definition))
-                    sections.append({
-                        "subset": subset, "definition": definition, "snapshot": snap,
-                        "n_targets": snap.inputs.get("targets") if snap else subset.targets.count(),
-                        "summary": None if snap else summarize_subset(subset=subset, definition=definition),
-                    })
-            return render_to_string(self.template_name, {
-                "dataset": dataset, "sections": sections, "progress": prediction_progress(),
-            }, request=request)
+                    sections.append(
+                        {
+                            "subset": subset,
+                            "definition": definition,
+                            "snapshot": snap,
+                            "n_targets": snap.inputs.get("targets") if snap else subset.targets.count(),
+                            "summary": None
+                            if snap
+                            else summarize_subset(subset=subset, definition=definition),
+                        }
+                    )
+            return render_to_string(
+                self.template_name,
+                {
+                    "dataset": dataset,
+                    "sections": sections,
+                    "progress": prediction_progress(),
+                },
+                request=request,
+            )
 
         return HttpResponse(pages.cached(key, render, timeout=30))
 
@@ -88,33 +121,50 @@ class SubsetRankingView(View):
     template_name = "comparna/subset_ranking.html"
 
     def get(self, request, dataset: str, subset: str, definition: str):
-        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+        pk = snapshot_pk(request, dataset=dataset, subset=subset, definition=definition)
         sort = _choice(request, "sort", pages.SORT_KEYS, "rank")
         direction = _choice(request, "dir", ("asc", "desc"), "asc")
         kind = _choice(request, "kind", pages.KIND_FILTERS, "all")
         explicit = "snapshot" in request.GET
+        key = f"subset-page:{dataset}:{subset}:{definition}:{pk}:{sort}:{direction}:{kind}:{int(explicit)}"
+        page = pages.cache_get(key)
+        if page is not None:
+            return HttpResponse(page)
+        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
 
         def render() -> str:
             rows = pages.ranking_rows(snap)
             others = list(
-                RankingSnapshot.objects.filter(subset=snap.subset, definition=definition)
-                .values("pk", "computed_at")[:30]
+                RankingSnapshot.objects.filter(subset=snap.subset, definition=definition).values(
+                    "pk", "computed_at"
+                )[:30]
             )
-            siblings = [
-                (s, d) for s in snap.dataset.subsets.all() for d in s.definitions()
-            ]
-            return render_to_string(self.template_name, {
-                "dataset": snap.dataset, "subset": snap.subset, "definition": definition, "snapshot": snap,
-                "rows": pages.sort_and_filter(rows, sort=sort, direction=direction, kind=kind),
-                "n_all": len(rows), "sort": sort, "dir": direction, "kind": kind,
-                "has_comparative": any(r["comparative"] for r in rows),
-                "history_json": pages.subset_history_figure(snap), "others": others, "siblings": siblings,
-                "robustness": snap.report.get("robustness") or [],
-                "columns": header_links(sort=sort, direction=direction, kind=kind, snapshot=snap if explicit else None),
-                "explicit_snapshot": explicit,
-            }, request=request)
+            siblings = [(s, d) for s in snap.dataset.subsets.all() for d in s.definitions()]
+            return render_to_string(
+                self.template_name,
+                {
+                    "dataset": snap.dataset,
+                    "subset": snap.subset,
+                    "definition": definition,
+                    "snapshot": snap,
+                    "rows": pages.sort_and_filter(rows, sort=sort, direction=direction, kind=kind),
+                    "n_all": len(rows),
+                    "sort": sort,
+                    "dir": direction,
+                    "kind": kind,
+                    "has_comparative": any(r["comparative"] for r in rows),
+                    "history_json": pages.subset_history_figure(snap),
+                    "others": others,
+                    "siblings": siblings,
+                    "robustness": snap.report.get("robustness") or [],
+                    "columns": header_links(
+                        sort=sort, direction=direction, kind=kind, snapshot=snap if explicit else None
+                    ),
+                    "explicit_snapshot": explicit,
+                },
+                request=request,
+            )
 
-        key = f"subset-page:{snap.pk}:{sort}:{direction}:{kind}:{int(explicit)}"
         return HttpResponse(pages.cached(key, render, timeout=3600))
 
 
@@ -129,7 +179,12 @@ COLUMNS = [
     ("mcc", "MCC", "Matthews correlation coefficient of the counts pooled over the method's targets", True),
     ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled", True),
     ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled", True),
-    ("mean_mcc", "Mean MCC (95 % CI)", "Mean per-target MCC with a 10 000-resample bootstrap percentile CI", True),
+    (
+        "mean_mcc",
+        "Mean MCC (95 % CI)",
+        "Mean per-target MCC with a 10 000-resample bootstrap percentile CI",
+        True,
+    ),
     ("targets", "Targets", "Targets with a scored prediction by this method", True),
 ]
 
@@ -158,10 +213,17 @@ class RankingMatrixView(View):
         snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
 
         def render() -> str:
-            return render_to_string(self.template_name, {
-                "dataset": snap.dataset, "subset": snap.subset, "definition": definition, "snapshot": snap,
-                "matrix": pages.pairwise_matrix(snap),
-            }, request=request)
+            return render_to_string(
+                self.template_name,
+                {
+                    "dataset": snap.dataset,
+                    "subset": snap.subset,
+                    "definition": definition,
+                    "snapshot": snap,
+                    "matrix": pages.pairwise_matrix(snap),
+                },
+                request=request,
+            )
 
         return HttpResponse(pages.cached(f"matrix-page:{snap.pk}:{int('snapshot' in request.GET)}", render))
 
@@ -173,19 +235,32 @@ class MethodComparisonView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        snap = find_snapshot(self.request, dataset=kwargs["dataset"], subset=kwargs["subset"],
-                             definition=kwargs["definition"])
+        snap = find_snapshot(
+            self.request, dataset=kwargs["dataset"], subset=kwargs["subset"], definition=kwargs["definition"]
+        )
         a = get_object_or_404(Method, pk=kwargs["a"])
         b = get_object_or_404(Method, pk=kwargs["b"])
         if a.pk == b.pk:
             raise Http404("compare two different methods")
         comp = pages.compare_methods(snapshot=snap, a=a, b=b)
-        ctx.update(dataset=snap.dataset, subset=snap.subset, definition=snap.definition, snapshot=snap,
-                   a=a, b=b, comp=comp, fp_kinds=[
-                       ("fp_inconsistent", "inconsistent", "a base of the pair has another partner in the reference"),
-                       ("fp_contradicting", "contradicting", "the pair crosses a reference pair"),
-                       ("fp_compatible", "compatible (ε)", "neither: it could be added to the reference; neutral"),
-                   ])
+        ctx.update(
+            dataset=snap.dataset,
+            subset=snap.subset,
+            definition=snap.definition,
+            snapshot=snap,
+            a=a,
+            b=b,
+            comp=comp,
+            fp_kinds=[
+                (
+                    "fp_inconsistent",
+                    "inconsistent",
+                    "a base of the pair has another partner in the reference",
+                ),
+                ("fp_contradicting", "contradicting", "the pair crosses a reference pair"),
+                ("fp_compatible", "compatible (ε)", "neither: it could be added to the reference; neutral"),
+            ],
+        )
         return ctx
 
 
@@ -206,6 +281,11 @@ class MethodComparisonCsvView(View):
 
 
 __all__ = [
-    "DatasetRankingView", "MethodComparisonCsvView", "MethodComparisonView", "RankingIndexView",
-    "RankingMatrixView", "Subset", "SubsetRankingView",
+    "DatasetRankingView",
+    "MethodComparisonCsvView",
+    "MethodComparisonView",
+    "RankingIndexView",
+    "RankingMatrixView",
+    "Subset",
+    "SubsetRankingView",
 ]

@@ -227,6 +227,9 @@ def align_to_family(
 ) -> FamilyAlignment:
     """Align sequences to the family's covariance model with ``cmalign`` (default options, ``--cpu 1``).
 
+    When the input holds the whole seed (a (seed) input), the seed alignment is passed with ``--mapali``
+    and kept as curated; only the query is aligned. Otherwise every sequence is aligned to the model.
+
     Parameters
     ----------
     sequences : ComparativeInput or sequence of (name, sequence)

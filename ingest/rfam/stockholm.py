@@ -205,3 +205,18 @@ def from_rows(named_rows: Iterable[tuple[str, str]], *, gc: dict[str, str] | Non
     return StockholmAlignment(
         names=tuple(n for n, _ in items), rows=tuple(r for _, r in items), gc=dict(gc or {})
     )
+
+
+def rename_sequence(text: str, old: str, new: str) -> str:
+    """Stockholm text of a single alignment with row ``old`` renamed to ``new``.
+
+    A row already called ``new`` is renamed ``new_seed`` first so names stay unique. Comparative
+    predictor specs read the query row under a fixed name, whatever it was called when stored.
+    """
+    (aln,) = read_stockholm(text)
+    if old == new:
+        return text
+    if old not in aln.names:
+        raise ValueError(f"no sequence {old!r} in the alignment")
+    names = tuple(new if n == old else (f"{n}_seed" if n == new else n) for n in aln.names)
+    return write_stockholm(StockholmAlignment(names=names, rows=aln.rows, gf=aln.gf, gc=aln.gc))

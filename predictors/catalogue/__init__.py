@@ -49,7 +49,9 @@ LINEARPARTITION = _version("linearpartition-unofficial")
 SEQFOLD_MAX_LENGTH, SEQFOLD_TIME_LIMIT = 800, 300.0
 SQUARNA_MAX_LENGTH, SQUARNA_TIME_LIMIT = 250, 180.0
 HOTKNOTS_MAX_LENGTH, HOTKNOTS_TIME_LIMIT = 200, 300.0
-MXFOLD2_LIMITS = (2000, 600.0)
+# MXfold2 in the sandbox: 100 nt 3.8 s / 202 MB, 306 nt 6.9 s / 434 MB, 504 nt 15 s / 845 MB,
+# 824 nt 43 s / 1993 MB (memory grows about quadratically, so 1000 nt needs about 3 GB).
+MXFOLD2_LIMITS = (1000, 300.0)
 
 _VIENNA_CITE = (
     "Lorenz R, Bernhart SH, Höner zu Siederdissen C, Tafer H, Flamm C, Stadler PF, Hofacker IL. "
@@ -284,6 +286,81 @@ if (MXFOLD2_VENV / "bin" / "python").exists() and "mxfold2" in _MXFOLD2:
         ),
     )
 
+
+def _infernal_version() -> str:
+    """Version of the Infernal whose ``cmalign`` builds the alignments comparative methods read."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["cmalign", "-h"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    for line in out.splitlines():
+        if line.startswith("# INFERNAL"):
+            return line.split()[2]
+    return "unknown"
+
+
+INFERNAL = _infernal_version()
+_ALIFOLD_CITE = (
+    "Bernhart SH, Hofacker IL, Will S, Gruber AR, Stadler PF. RNAalifold: improved consensus structure "
+    "prediction for RNA alignments. BMC Bioinformatics 9:474 (2008)"
+)
+_INFERNAL_CITE = "Nawrocki EP, Eddy SR. Infernal 1.1: 100-fold faster RNA homology searches. Bioinformatics 29:2933 (2013)"
+_INPUT_TEXT = {
+    "seed": "all sequences of the Rfam seed alignment plus the query",
+    "20": "the query plus 19 seed sequences with 65-95 % identity to it, drawn at random with a recorded seed",
+}
+
+
+def _comparative(name: str, module: str, args: tuple[str, ...], program: str, version: str, **kw):
+    """``NAME(seed)`` and ``NAME(20)``: the same program on the two homologue inputs (SCIENCE.md §4)."""
+    return tuple(
+        PredictorSpec(
+            name=f"{name}({kind})",
+            program=program,
+            version=version,
+            argv=("{python}", "-m", f"predictors.programs.{module}", "{alignment}", "--query", "query", *args),
+            input_kind="alignment",
+            comparative_input=kind,
+            output_format="pairs-json",
+            max_length=3000,
+            time_limit_s=900,
+            memory_limit_mb=6144,
+            url=kw["url"],
+            citation=kw["citation"],
+            description=kw["description"] + f" Input: {_INPUT_TEXT[kind]}, aligned by cmalign to the family model; "
+            "the query's structure is the consensus projected through its alignment row.",
+            produces_probabilities=kw.get("produces_probabilities", False),
+        )
+        for kind in ("seed", "20")
+    )
+
+
+CATALOGUE += (
+    *_comparative(
+        "RNAalifold", "alifold", ("--mode", "mfe"), "predictors.programs.alifold (ViennaRNA RNA module)", VIENNA,
+        citation=_ALIFOLD_CITE, url="https://www.tbi.univie.ac.at/RNA/",
+        description="Minimum free energy consensus structure of the alignment (RNAalifold defaults).",
+    ),
+    *_comparative(
+        "RNAalifold-MEA", "alifold", ("--mode", "mea"), "predictors.programs.alifold (ViennaRNA RNA module)",
+        VIENNA, citation=_ALIFOLD_CITE, url="https://www.tbi.univie.ac.at/RNA/", produces_probabilities=True,
+        description="Maximum expected accuracy consensus structure from the alignment partition function.",
+    ),
+    *_comparative(
+        "RNAalifold-centroid", "alifold", ("--mode", "centroid"),
+        "predictors.programs.alifold (ViennaRNA RNA module)", VIENNA, citation=_ALIFOLD_CITE,
+        url="https://www.tbi.univie.ac.at/RNA/", produces_probabilities=True,
+        description="Centroid consensus structure from the alignment partition function.",
+    ),
+    *_comparative(
+        "CM-projection", "cmproject", (), f"predictors.programs.cmproject (Infernal cmalign {INFERNAL})",
+        INFERNAL, citation=_INFERNAL_CITE, url="http://eddylab.org/infernal/",
+        description="The Rfam family's consensus structure (the covariance model's SS_cons) carried onto the "
+        "query.",
+    ),
+)
 
 def load_catalogue(specs: tuple[PredictorSpec, ...] | None = None) -> tuple[PredictorSpec, ...]:
     """Validated catalogue; raises ``ValueError`` on a duplicate name and ``InvalidSpec`` on a bad spec."""

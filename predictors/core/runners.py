@@ -792,8 +792,12 @@ def run_prediction(
     runner: Runner | None = None,
     workdir: Path | None = None,
     name: str = "query",
+    alignment: str | None = None,
 ) -> RunResult:
     """Run ``spec`` on one sequence and return its recorded outcome.
+
+    Alignment methods also get ``alignment``, the Stockholm text of the query's homologue alignment whose
+    query row is named ``name``; it is written to ``input.sto`` in the work dir.
 
     Too-long sequences are not run (status ``too_long``). The FASTA input is written to ``workdir``
     (a fresh temporary directory, removed afterwards, when not given; a given one is left in place and
@@ -804,9 +808,11 @@ def run_prediction(
     InvalidSpec
         When the spec is invalid (a configuration error, not an outcome).
     ValueError
-        For an empty sequence or one with non-letter characters.
+        For an empty sequence, one with non-letter characters, or an alignment method.
     """
     spec.validate()
+    if spec.input_kind == "alignment" and alignment is None:
+        raise ValueError(f"{spec.name} reads an alignment; pass alignment=<Stockholm text>")
     seq = _check_sequence(sequence)
     if not name or any(c.isspace() for c in name):
         raise ValueError(f"sequence name {name!r} is empty or contains whitespace")
@@ -825,6 +831,8 @@ def run_prediction(
         wd = Path(tempfile.mkdtemp(prefix="comparna-job-")) if own_dir else Path(workdir)
         wd.mkdir(parents=True, exist_ok=True)
         (wd / "input.fa").write_text(f">{name}\n{seq}\n")
+        if alignment is not None:
+            (wd / "input.sto").write_text(alignment)
     except OSError as exc:
         return RunResult(
             status="infrastructure_error",
@@ -834,7 +842,10 @@ def run_prediction(
             message=f"cannot prepare work dir: {exc}",
         )
     try:
-        result = runner.run(spec, Job(sequence=seq, workdir=wd, fasta="input.fa"))
+        job = Job(
+            sequence=seq, workdir=wd, fasta="input.fa", alignment="input.sto" if alignment is not None else None
+        )
+        result = runner.run(spec, job)
     finally:
         if own_dir:
             shutil.rmtree(wd, ignore_errors=True)

@@ -24,6 +24,10 @@ PLACEHOLDERS: dict[str, str] = {
 
 INPUT_KINDS = ("single", "collection", "alignment")
 
+#: Homologue inputs of comparative methods (SCIENCE.md §4): all seed sequences + the query, or the query
+#: + 19 seed sequences with 65-95 % identity. None for single-sequence methods.
+COMPARATIVE_INPUTS = (None, "seed", "20")
+
 #: Hard ceilings: a spec asking for more is refused, so that no single method can monopolise a worker.
 MAX_TIME_LIMIT_S = 6 * 3600
 MAX_MEMORY_LIMIT_MB = 64 * 1024
@@ -92,6 +96,9 @@ class PredictorSpec:
         Whether the output carries base-pair probabilities.
     output_file : str or None
         Read the prediction from this file (relative to the work directory) instead of stdout.
+    comparative_input : {"seed", "20"} or None
+        For comparative methods, which homologue input they get (SCIENCE.md §4); None for single-sequence
+        methods. A method run on both inputs is two specs, ``NAME(seed)`` and ``NAME(20)``.
     """
 
     name: str
@@ -110,6 +117,7 @@ class PredictorSpec:
     produces_probabilities: bool = False
     description: str = ""
     output_file: str | None = None
+    comparative_input: str | None = None
 
     def __post_init__(self) -> None:
         # Admin forms and the database hand over lists; store a tuple so the spec stays hashable.
@@ -153,6 +161,10 @@ class PredictorSpec:
             used.update(names)
         if self.argv and isinstance(self.argv[0], str) and not self.argv[0].strip():
             out.append("argv[0] (the program) is empty")
+        if self.comparative_input not in COMPARATIVE_INPUTS:
+            out.append(f"comparative input {self.comparative_input!r} is not one of (seed), (20) or none")
+        elif (self.comparative_input is None) != (self.input_kind == "single"):
+            out.append("a comparative input ((seed) or (20)) goes with collection/alignment methods only")
         if self.input_kind not in INPUT_KINDS:
             out.append(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
         elif self.input_kind == "alignment" and "alignment" not in used:
@@ -189,10 +201,12 @@ class PredictorSpec:
     def fingerprint(self) -> str:
         """Stable SHA-256 (hex) of everything that changes predictions.
 
-        Program, version, argv, input kind, output format and output file. Limits, texts and the image
-        tag do not change what a method predicts, so editing them keeps the method version.
+        Program, version, argv, input kind, comparative input, output format and output file. Limits,
+        texts and the image tag do not change what a method predicts, so editing them keeps the method
+        version.
         """
         payload = {
+            "comparative_input": self.comparative_input,
             "program": self.program,
             "version": self.version,
             "argv": list(self.argv),

@@ -78,7 +78,7 @@
     if (!charts.length) return;
     if (typeof window.Plotly === "undefined") return;
     Array.prototype.forEach.call(charts, function (div) {
-      var source = document.getElementById(div.getAttribute("data-figure"));
+      var source = document.getElementById(div.getAttribute("data-figure") + "-json");
       if (!source) return;
       var figure = JSON.parse(source.textContent);
       window.Plotly.newPlot(div, figure.data, figure.layout, {responsive: true, displaylogo: false})

@@ -11,7 +11,7 @@ from comparna.models import RankingSnapshot, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import parse_dot_bracket, read_bpseq
 from predictors.models import Prediction
-from tests.web_data import site  # noqa: F401 - the module-scoped data fixture
+from tests.web_data import site_fixture  # noqa: F401 - registers the module-scoped `site` fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +42,9 @@ def test_targets_carry_references_in_dot_bracket_and_bpseq(client, site):
     for item in data["results"]:
         target = Target.objects.get(pk=item["id"])
         for ref in item["references"]:
-            stored = structure_from_text(target.length, target.references.get(definition=ref["definition"]).pairs)
+            stored = structure_from_text(
+                target.length, target.references.get(definition=ref["definition"]).pairs
+            )
             assert {tuple(p) for p in ref["pairs"]} == set(stored.pairs)
             if ref["has_multiplets"]:
                 multiplets += 1
@@ -54,7 +56,10 @@ def test_targets_carry_references_in_dot_bracket_and_bpseq(client, site):
     assert multiplets == 1  # the base triple built into the PDB data
     # filters: subset, RNA class, release dates, and a bad date is a 400, not a 500
     pk_targets = get(client, "/api/targets/", dataset="rnastrand", subset="pseudoknotted")
-    assert pk_targets["count"] == Subset.objects.get(dataset__slug="rnastrand", slug="pseudoknotted").targets.count()
+    assert (
+        pk_targets["count"]
+        == Subset.objects.get(dataset__slug="rnastrand", slug="pseudoknotted").targets.count()
+    )
     after = get(client, "/api/targets/", released_since="2025-02-01")
     assert after["count"] == Target.objects.filter(release_date__gte=dt.date(2025, 2, 1)).count() > 0
     get(client, "/api/targets/", expect=400, released_since="2025-13-45")
@@ -78,14 +83,21 @@ def test_methods_predictions_and_scores_filters(client, site):
     preds = get(client, "/api/predictions/", method="MidFold", status="timeout", page_size=500)
     expected = Prediction.objects.filter(method_version__method__name="MidFold", status="timeout")
     assert preds["count"] == expected.count() > 0
-    assert all(p["method"] == "MidFold" and p["status"] == "timeout" and p["pairs"] == [] for p in preds["results"])
+    assert all(
+        p["method"] == "MidFold" and p["status"] == "timeout" and p["pairs"] == [] for p in preds["results"]
+    )
     today = dt.date.today().isoformat()
     assert get(client, "/api/predictions/", since=today)["count"] == Prediction.objects.count()
     assert get(client, "/api/predictions/", until="2000-01-01")["count"] == 0
     get(client, "/api/predictions/", expect=400, target="x1")
-    scores = get(client, "/api/scores/", dataset="pdb", method="GoodFold", definition="standard", page_size=500)
-    rows = Score.objects.filter(prediction__target__dataset__slug="pdb", definition="standard",
-                                prediction__method_version__method__name="GoodFold")
+    scores = get(
+        client, "/api/scores/", dataset="pdb", method="GoodFold", definition="standard", page_size=500
+    )
+    rows = Score.objects.filter(
+        prediction__target__dataset__slug="pdb",
+        definition="standard",
+        prediction__method_version__method__name="GoodFold",
+    )
     assert scores["count"] == rows.count()
     by_id = {s.pk: s for s in rows}
     for item in scores["results"]:
@@ -129,13 +141,19 @@ def test_openapi_schema_and_offline_docs(client, site):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json").json()
     assert schema["openapi"].startswith("3.")
     paths = schema["paths"]
-    for path in ("/api/datasets/", "/api/targets/{id}/", "/api/methods/", "/api/predictions/", "/api/scores/",
-                 "/api/rankings/", "/api/rankings/latest/", "/api/rankings/{id}/verdicts/"):
+    for path in (
+        "/api/datasets/",
+        "/api/targets/{id}/",
+        "/api/methods/",
+        "/api/predictions/",
+        "/api/scores/",
+        "/api/rankings/",
+        "/api/rankings/latest/",
+        "/api/rankings/{id}/verdicts/",
+    ):
         assert path in paths, path
         assert set(paths[path]) == {"get"}  # read-only
     params = {p["name"] for p in paths["/api/predictions/"]["get"]["parameters"]}
     assert {"dataset", "method", "since", "until", "page", "page_size"} <= params
     docs = client.get("/api/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/" in docs and "cdn" not in docs.lower()
-    redoc = client.get("/api/redoc/").content.decode()
-    assert "/static/drf_spectacular_sidecar/" in redoc and "cdn" not in redoc.lower()

@@ -1,4 +1,4 @@
-"""Every page renders on factory data, and the numbers it shows equal numbers recomputed here independently."""
+"""Every page renders on factory data; the numbers it shows equal numbers recomputed here independently."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from comparna.rna.metrics import count_pairs
 from comparna.rna.ranking import CountsTable, pair_replicate_mccs
 from comparna.services.pages import Arc, arc_diagram_svg
 from predictors.models import Method, Prediction
-from tests.web_data import site  # noqa: F401 - the module-scoped data fixture
+from tests.web_data import site_fixture  # noqa: F401 - registers the module-scoped `site` fixture
 
 pytestmark = pytest.mark.django_db
 
@@ -51,8 +51,10 @@ def table_rows(page: str, table_id: str) -> list[list[str]]:
 
 def scores_of(method: str, *, subset="all", dataset="rnastrand", definition="extended"):
     return Score.objects.filter(
-        definition=definition, prediction__method_version__method__name=method,
-        prediction__target__subsets__slug=subset, prediction__target__dataset__slug=dataset,
+        definition=definition,
+        prediction__method_version__method__name=method,
+        prediction__target__subsets__slug=subset,
+        prediction__target__dataset__slug=dataset,
         prediction__method_version__is_current=True,
     )
 
@@ -68,9 +70,16 @@ def test_every_page_of_the_navigation_renders(client, site):
         top = newest(ds, "all", definition).report["methods"][0]["method"]
         assert html.escape(top) in text
     # what changed this week: the PDB targets were created now, the RNA STRAND ones a month ago
-    assert "14 new targets in" in text and "new target in <a href=\"/datasets/rnastrand" not in text
-    for url in ("/about/", "/datasets/", "/rankings/", "/methods/", "/rankings/rnastrand/", "/rankings/pdb/",
-                "/datasets/pdb/targets/"):
+    assert "14 new targets in" in text and 'new target in <a href="/datasets/rnastrand' not in text
+    for url in (
+        "/about/",
+        "/datasets/",
+        "/rankings/",
+        "/methods/",
+        "/rankings/rnastrand/",
+        "/rankings/pdb/",
+        "/datasets/pdb/targets/",
+    ):
         assert client.get(url).status_code == 200, url
 
 
@@ -85,7 +94,12 @@ def test_subset_ranking_table_matches_snapshot_and_independent_pooled_scores(cli
         rank, name, wins, losses, draws, unknown, pooled, sens, ppv, mean_ci, n = row
         name = name.replace(" comp.", "")
         assert (int(rank), int(wins), int(losses), int(draws), int(unknown)) == (
-            expected["rank"], expected["wins"], expected["losses"], expected["draws"], expected["unknown"])
+            expected["rank"],
+            expected["wins"],
+            expected["losses"],
+            expected["draws"],
+            expected["unknown"],
+        )
         agg = scores_of(name).aggregate(*(Sum(f) for f in ("tp", "fn", "fp", "fp_compatible", "tn")))
         tp, fn, fp, eps, tn = (agg[f"{f}__sum"] for f in ("tp", "fn", "fp", "fp_compatible", "tn"))
         assert pooled == f"{mcc(tp, fn, fp, eps, tn):.3f}"
@@ -120,7 +134,8 @@ def test_ranking_sorting_and_kind_filter_work_without_javascript(client, site):
     names = [r[1] for r in table_rows(single, "ranking-table")]
     assert names and all(kinds[n] == "single" for n in names)
     assert len(table_rows(single, "ranking-table")) + len(table_rows(comparative, "ranking-table")) == len(
-        snap.report["methods"])
+        snap.report["methods"]
+    )
     # an older snapshot can be shown by id; rank history has all three dated snapshots
     oldest = RankingSnapshot.objects.filter(subset__slug="all", dataset__slug="rnastrand").last()
     older = client.get(url + f"?snapshot={oldest.pk}").content.decode()
@@ -135,9 +150,13 @@ def test_pairwise_matrix_cells_verdicts_and_common_targets(client, site):
     names = [m["method"] for m in snap.report["methods"]]
     ok = {
         name: set(
-            Prediction.objects.filter(method_version__method__name=name, status="ok", method_version__is_current=True,
-                                      target__subsets__slug="all", target__dataset__slug="rnastrand")
-            .values_list("target_id", flat=True)
+            Prediction.objects.filter(
+                method_version__method__name=name,
+                status="ok",
+                method_version__is_current=True,
+                target__subsets__slug="all",
+                target__dataset__slug="rnastrand",
+            ).values_list("target_id", flat=True)
         )
         for name in names
     }
@@ -163,9 +182,15 @@ def test_comparison_page_counts_test_and_paired_statistics(client, site):
     page = client.get(url).content.decode()
     # pooled counts: re-score every common prediction from its pairs with the metrics module
     preds = {
-        m.name: {p.target_id: p for p in Prediction.objects.filter(
-            method_version__method=m, status="ok", target__subsets__slug="all", target__dataset__slug="rnastrand")
-            .select_related("target")}
+        m.name: {
+            p.target_id: p
+            for p in Prediction.objects.filter(
+                method_version__method=m,
+                status="ok",
+                target__subsets__slug="all",
+                target__dataset__slug="rnastrand",
+            ).select_related("target")
+        }
         for m in (a, b)
     }
     common = sorted(set(preds[a.name]) & set(preds[b.name]))
@@ -190,11 +215,15 @@ def test_comparison_page_counts_test_and_paired_statistics(client, site):
     present = np.zeros((2, len(targets)), dtype=bool)
     for k, (tid, _) in enumerate(targets):
         for mi, name in enumerate(names):
-            s = Score.objects.filter(prediction__target_id=tid, prediction__method_version__method__name=name).first()
+            s = Score.objects.filter(
+                prediction__target_id=tid, prediction__method_version__method__name=name
+            ).first()
             if s is not None:
                 counts[mi, k] = [s.tp, s.fn, s.fp, s.fp_compatible, s.tn]
                 present[mi, k] = True
-    x, y, n = pair_replicate_mccs(CountsTable(tuple(names), tuple(t for _, t in targets), counts, present), 0, 1, 11)
+    x, y, n = pair_replicate_mccs(
+        CountsTable(tuple(names), tuple(t for _, t in targets), counts, present), 0, 1, 11
+    )
     assert n == len(common)
     expected_p = sps.wilcoxon(x, y).pvalue
     shown_p = float(re.search(r'id="test-pvalue" data-value="([^"]+)"', page).group(1))
@@ -208,7 +237,9 @@ def test_comparison_page_counts_test_and_paired_statistics(client, site):
     t = sps.ttest_rel(per_target[a.name], per_target[b.name])
     assert f"t = {t.statistic:.3f}" in page
     z = sps.norm.ppf(0.8) + sps.norm.ppf(0.975)
-    assert re.search(r'id="paired-n-required">(\d+)', page).group(1) == str(math.ceil(d.var(ddof=1) * z * z / 0.02**2))
+    assert re.search(r'id="paired-n-required">(\d+)', page).group(1) == str(
+        math.ceil(d.var(ddof=1) * z * z / 0.02**2)
+    )
     assert 'data-figure="scatter"' in page
     # per-length-bin table: the target counts per bin
     bins = table_rows(page, "by-length")
@@ -221,7 +252,12 @@ def test_comparison_page_counts_test_and_paired_statistics(client, site):
     table = list(csv.DictReader(io.StringIO(data.content.decode())))
     assert len(table) == len(common)
     assert sum(int(r["a_fp_compatible"]) for r in table) == int(rows[a.name][5])
-    assert client.get(reverse("method-comparison", args=["rnastrand", "all", "extended", a.pk, a.pk])).status_code == 404
+    assert (
+        client.get(
+            reverse("method-comparison", args=["rnastrand", "all", "extended", a.pk, a.pk])
+        ).status_code
+        == 404
+    )
 
 
 def test_method_page_spec_failures_performance_and_pr_curve(client, site):
@@ -230,8 +266,9 @@ def test_method_page_spec_failures_performance_and_pr_curve(client, site):
     assert "goodfold --input {input} --out {output}" in html.unescape(page)
     assert 'data-figure="method-history"' in page and 'data-figure="pr-curve"' in page
     # PR baseline P/(P+N) pooled over the targets with probabilities, RNA STRAND set
-    preds = Prediction.objects.filter(method_version__method=good, probabilities__isnull=False,
-                                      target__dataset__slug="rnastrand").select_related("target")
+    preds = Prediction.objects.filter(
+        method_version__method=good, probabilities__isnull=False, target__dataset__slug="rnastrand"
+    ).select_related("target")
     positives = sum(p.target.references.get().n_pairs for p in preds)
     candidates = sum(p.target.length * (p.target.length - 1) // 2 for p in preds)
     pr_rows = table_rows(page, "pr-table")
@@ -275,11 +312,14 @@ def test_datasets_page_sizes(client, site):
     page = client.get(reverse("datasets")).content.decode()
     for ds in site["datasets"]:
         section = page[page.index(f'id="dataset-{ds.slug}"') :]
-        rows = table_rows(section, "dataset-" + ds.slug) if False else None  # noqa: F841
         body = section[: section.index("</section>")]
         for subset in ds.subsets.all():
-            assert re.search(rf"<td>{re.escape(html.escape(subset.name))}</td>.*?<td class=\"num\">{subset.targets.count()}</td>",
-                             body, re.S)
+            assert re.search(
+                rf"<td>{re.escape(html.escape(subset.name))}</td>.*?"
+                rf"<td class=\"num\">{subset.targets.count()}</td>",
+                body,
+                re.S,
+            )
 
 
 def test_arc_diagram_is_well_formed_svg_with_one_path_per_arc():

@@ -222,3 +222,34 @@ def production_stack(extra_env: dict | None = None) -> Iterator[Stack]:
             for svc in reversed(list(stack.services.values())):
                 svc.stop()
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def restart_redis(stack: Stack) -> Service:
+    """Crash the stack's Redis (SIGKILL: with ``--save ''`` every queued message is lost) and start a new,
+    empty one on the same port; the new server is stopped with the stack's other services."""
+    import redis
+
+    port = stack.redis_port
+    old = stack.services.pop("redis", None)
+    pid = int(redis.Redis(port=port).info("server")["process_id"])
+    os.kill(pid, signal.SIGKILL)
+    if old is not None:
+        old.proc.wait(timeout=10)
+    # The old server's socket is gone once it is dead; wait until the port can be bound again.
+    wait_for(lambda: _port_free(port), timeout=20, interval=0.05, what=f"port {port} to be released")
+    svc = stack.start(
+        "redis",
+        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+    )
+    wait_for(lambda: redis.Redis(port=port).ping(), timeout=20, interval=0.05, what="the new redis")
+    return svc
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True

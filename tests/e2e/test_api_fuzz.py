@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance
 
-from tests.web_data import site  # noqa: F401 - the module-scoped data fixture
+from tests.web_data import site_fixture  # noqa: F401 - registers the module-scoped `site` fixture
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db, pytest.mark.timeout(120)]
 

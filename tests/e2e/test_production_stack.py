@@ -20,7 +20,7 @@ from tests.support.strand_slice import make_strand_slice
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
-METHODS = ("RNAfold (MFE)", "LinearFold-V")
+METHODS = ("RNAfold-MFE", "LinearFold-V")
 
 
 def prediction_states(database_url: str) -> dict[str, int]:
@@ -40,7 +40,7 @@ def pooled_from_db(database_url: str, method: str, subset: str) -> tuple[float, 
         where m.name = %s and sub.slug = %s and s.definition = 'extended' and v.is_current
     """
     with psycopg.connect(database_url) as conn:
-        tp, fn, fp, eps, tn, n = conn.execute(sql, (method, subset)).fetchone()
+        tp, fn, fp, eps, tn, n = (int(x) for x in conn.execute(sql, (method, subset)).fetchone())
     fpe = fp - eps
     den = math.sqrt((tp + fpe) * (tp + fn) * (tn + fpe) * (tn + fn))
     return (0.0 if den == 0 else (tp * tn - fpe * fn) / den), n

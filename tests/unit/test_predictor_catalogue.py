@@ -13,6 +13,7 @@ import pytest
 import RNA
 
 from comparna.rna.formats import parse_dot_bracket
+from ingest.rfam.stockholm import rename_sequence
 from predictors.catalogue import load_catalogue
 from predictors.core.runners import REPO_ROOT, SandboxRunner, run_prediction
 from predictors.programs.linearpartition_fold import threshknot
@@ -29,10 +30,39 @@ def trna(mmcif_dir) -> tuple[str, set[tuple[int, int]]]:
     return seq, set(parse_dot_bracket(db).pairs)
 
 
+@pytest.fixture(scope="module")
+def trna_alignments(trna) -> dict[str, str]:
+    """Real (seed) and (20) inputs of tRNA-Phe: RF00005 from the Rfam library, aligned by cmalign."""
+    from ingest.rfam.cmscan import assign_family
+    from ingest.rfam.inputs import align_to_family, seed_input, twenty_input
+    from ingest.rfam.library import resolve_library
+
+    seq, _ = trna
+    library = resolve_library(None)
+    family = assign_family(seq, library)
+    assert family is not None and family.family_id == "tRNA"
+    seed = library.read_seed(family.accession)
+    inputs = {
+        "seed": seed_input(seq, seed, accession=family.accession, rfam_version=library.version),
+        "20": twenty_input(seq, seed, accession=family.accession, rfam_version=library.version, random_seed=7),
+    }
+    out = {}
+    for kind, comparative in inputs.items():
+        aligned = align_to_family(comparative, family.accession, library)
+        out[kind] = (aligned.to_stockholm(), aligned.query_name)
+    return out
+
+
 @pytest.mark.parametrize("spec", load_catalogue(), ids=lambda s: s.name)
-def test_every_catalogue_predictor_runs_in_the_sandbox(spec, trna):
+def test_every_catalogue_predictor_runs_in_the_sandbox(spec, trna, request):
     seq, reference = trna
-    result = run_prediction(spec, seq, runner=SandboxRunner())
+    if spec.comparative_input:
+        alignment, query_name = request.getfixturevalue("trna_alignments")[spec.comparative_input]
+        # The stored alignment names the query row; comparative specs read it as "query".
+        alignment = rename_sequence(alignment, query_name, "query")
+        result = run_prediction(spec, seq, runner=SandboxRunner(), alignment=alignment)
+    else:
+        result = run_prediction(spec, seq, runner=SandboxRunner())
     assert result.status == "ok", (result.message, result.stderr_tail)
     assert result.runner == "sandbox-bwrap" and result.limits["network"] == "none"
     assert 0 < result.runtime_s < spec.time_limit_s

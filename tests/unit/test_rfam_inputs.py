@@ -218,3 +218,14 @@ def test_align_seed_input_keeps_the_seed_and_handles_a_member_query(library):
     assert aligned.query_name == member
     assert sorted(aligned.alignment.names) == sorted(seed.names)
     assert aligned.alignment.ungapped(member).upper() == seed.ungapped(member).upper()
+
+
+def test_rename_sequence_keeps_rows_and_columns():
+    from ingest.rfam.stockholm import read_stockholm, rename_sequence
+
+    text = "# STOCKHOLM 1.0\nq1 ACGU-A\nquery AC-UUA\n#=GC SS_cons <<..>>\n//\n"
+    (aln,) = read_stockholm(rename_sequence(text, "q1", "query"))
+    assert aln.names == ("query", "query_seed")
+    assert aln.rows == ("ACGU-A", "AC-UUA") and aln.gc["SS_cons"] == "<<..>>"
+    with pytest.raises(ValueError):
+        rename_sequence(text, "absent", "query")

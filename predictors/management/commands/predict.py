@@ -49,8 +49,8 @@ class Command(BaseCommand):
             "runtime_s": result.runtime_s,
             "runner": result.runner,
         }
-        if result.error:
-            out["error"] = result.error
+        if result.message:
+            out["error"] = result.message
         if as_json:
             self.stdout.write(_dumps(out))
         else:

@@ -10,9 +10,13 @@ from predictors.services import sync_predictors
 class Command(BaseCommand):
     help = "Sync the built-in predictor catalogue (one method per spec; a changed spec makes a new version)."
 
-    def handle(self, *args, **options):
+    def add_arguments(self, parser):
+        parser.add_argument("--only", action="append", metavar="NAME",
+                            help="Keep only these catalogue methods active (repeatable).")
+
+    def handle(self, *args, only=None, **options):
         try:
-            versions = sync_predictors()
+            versions = sync_predictors(only=only)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         for v in versions:

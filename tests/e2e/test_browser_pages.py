@@ -1,0 +1,220 @@
+"""The site in a real browser: Playwright drives Debian's headless Chromium against gunicorn on PostgreSQL.
+
+Every page of the navigation renders without console errors or failed requests, the ranking table sorts
+and filters in place, the Plotly charts draw, and screenshots of the main pages are saved under
+test-artifacts/screenshots/ (look at them).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.stack import REPO, production_stack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SHOTS = REPO / "test-artifacts" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def live_site():
+    if not Path(CHROMIUM).exists():
+        pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
+    static_root = Path(tempfile.mkdtemp(prefix="comparna-static-"))
+    env = {"DJANGO_SETTINGS_MODULE": "tests.web_settings", "COMPARNA_STATIC_ROOT": str(static_root)}
+    try:
+        with production_stack(extra_env=env) as stack:
+            stack.manage("collectstatic", "--noinput", "-v", "0")
+            stack.manage("shell", "-c", "from tests.web_data import build_site_data; build_site_data()")
+            ids = stack.manage(
+                "shell",
+                "-c",
+                (
+                    "from predictors.models import Method; from comparna.models import Target;"
+                    "print('IDS', Method.objects.get(name='GoodFold').pk,"
+                    " Method.objects.get(name='MidFold').pk,"
+                    " Target.objects.filter(dataset__slug='pdb').order_by('source_id').first().pk)"
+                ),
+            ).stdout
+            ids = next(line.split()[1:] for line in ids.splitlines() if line.startswith("IDS "))
+            url = stack.start_web()
+            yield {"url": url, "good": ids[0], "mid": ids[1], "pdb_target": ids[2], "stack": stack}
+    finally:
+        shutil.rmtree(static_root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    pg.errors = []
+    pg.on(
+        "console",
+        lambda msg: pg.errors.append(f"console {msg.type}: {msg.text}") if msg.type == "error" else None,
+    )
+    pg.on("pageerror", lambda exc: pg.errors.append(f"page error: {exc}"))
+    # net::ERR_ABORTED is the browser cancelling (a download, or leaving a page mid-fetch), not a failure
+    pg.on(
+        "requestfailed",
+        lambda req: (
+            pg.errors.append(f"request failed: {req.url} ({req.failure})")
+            if "ERR_ABORTED" not in (req.failure or "")
+            else None
+        ),
+    )
+    pg.on("response", lambda r: pg.errors.append(f"HTTP {r.status}: {r.url}") if r.status >= 400 else None)
+    yield pg
+    context.close()
+
+
+def visit(page, url: str, shot: str | None = None):
+    response = page.goto(url, wait_until="networkidle")
+    assert response is not None and response.status == 200, url
+    if page.locator("[data-figure]").count():
+        try:
+            page.wait_for_function(
+                "[...document.querySelectorAll('[data-figure]')].every(d => d.classList.contains('rendered')"
+                " && d.querySelector('.main-svg'))",
+                timeout=20_000,
+            )
+        except Exception as exc:  # noqa: BLE001 - report what the browser said
+            raise AssertionError(f"charts not drawn on {url}: {page.errors}") from exc
+    if shot:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
+    assert page.errors == [], page.errors
+
+
+def test_every_page_renders_without_console_errors(live_site, page):
+    base = live_site["url"]
+    good, mid, target = live_site["good"], live_site["mid"], live_site["pdb_target"]
+    pages = {
+        "home": "/",
+        "about": "/about/",
+        "datasets": "/datasets/",
+        "rankings-index": "/rankings/",
+        "dataset-rankings": "/rankings/rnastrand/",
+        "subset-ranking": "/rankings/rnastrand/all/extended/",
+        "matrix": "/rankings/rnastrand/all/extended/matrix/",
+        "methods": "/methods/",
+        "method": f"/methods/{good}/",
+        "method-failures": f"/methods/{mid}/",
+        "comparison": f"/rankings/rnastrand/all/extended/compare/{good}/{mid}/",
+        "target-pdb": f"/targets/{target}/",
+        "targets": "/datasets/pdb/targets/",
+        "pdb-standard": "/rankings/pdb/all/standard/",
+        "api-docs": "/api/docs/",
+    }
+    for name, path in pages.items():
+        visit(page, base + path, shot=name)
+        assert page.title().endswith("CompaRNA") or name.startswith("api"), name
+    # the navigation reaches the main pages
+    visit(page, base + "/")
+    for label in ("Rankings", "Methods", "Datasets", "How we score", "API"):
+        assert page.locator("header nav a", has_text=label).count() == 1
+    page.locator("header nav a", has_text="Datasets").click()
+    page.wait_for_load_state("load")
+    assert page.url.endswith("/datasets/")
+    # Swagger UI is served from the sidecar's static files and draws the operations
+    visit(page, base + "/api/docs/")
+    page.wait_for_selector(".opblock", timeout=20_000)
+    assert page.locator(".opblock").count() >= 8
+    assert page.errors == []
+
+
+def _column(page, index: int) -> list[str]:
+    return page.locator("#ranking-table tbody tr:not([hidden])").evaluate_all(
+        f"rows => rows.map(r => r.cells[{index}].textContent.trim())"
+    )
+
+
+def test_ranking_table_sorts_and_filters_in_place(live_site, page):
+    url = live_site["url"] + "/rankings/rnastrand/all/extended/"
+    visit(page, url)
+    start_url = page.url
+    ranks = [int(x) for x in _column(page, 0)]
+    assert ranks == sorted(ranks)
+    page.click("#ranking-table th[data-key=mcc] a")
+    mccs = [float(x) for x in _column(page, 6)]
+    assert mccs == sorted(mccs, reverse=True) and len(mccs) >= 4
+    assert "sort=mcc" in page.url and "dir=desc" in page.url
+    page.click("#ranking-table th[data-key=mcc] a")
+    assert [float(x) for x in _column(page, 6)] == sorted(mccs)
+    page.click("#ranking-table th[data-key=method] a")
+    names = [re.sub(r"\s+comp\.$", "", x) for x in _column(page, 1)]
+    assert names == sorted(names, key=str.lower)
+    # no reload happened: sorting was client-side
+    assert page.evaluate("performance.getEntriesByType('navigation').length") == 1 and page.url != start_url
+    page.check("input[name=kind][value=comparative]")
+    shown = _column(page, 1)
+    assert shown and all(x.endswith("comp.") for x in shown)
+    assert page.locator("#shown-count").text_content() == str(len(shown))
+    page.check("input[name=kind][value=single]")
+    assert all(not x.endswith("comp.") for x in _column(page, 1))
+    page.check("input[name=kind][value=all]")
+    assert len(_column(page, 1)) == len(mccs)
+    # the rank-history chart is drawn with one line per method
+    assert page.locator("#rank-history-plot .scatterlayer .trace").count() == len(mccs)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "subset-ranking-sorted.png"), full_page=True)
+    assert page.errors == []
+
+
+def test_tables_work_without_javascript(live_site, browser):
+    context = browser.new_context(java_script_enabled=False)
+    pg = context.new_page()
+    try:
+        pg.goto(live_site["url"] + "/rankings/rnastrand/all/extended/")
+        pg.click("#ranking-table th[data-key=mcc] a")  # a real link: the server sorts
+        pg.wait_for_load_state("load")
+        cells = [c.strip() for c in pg.locator("#ranking-table tbody tr td:nth-child(7)").all_text_contents()]
+        mccs = [float(c) for c in cells]
+        assert mccs == sorted(mccs, reverse=True)
+        pg.check("input[name=kind][value=comparative]")
+        pg.click("form.kind-filter button[type=submit]")
+        pg.wait_for_load_state("load")
+        assert "kind=comparative" in pg.url
+        names = pg.locator("#ranking-table tbody td.method").all_text_contents()
+        assert names and all("comp." in n for n in names)
+    finally:
+        context.close()
+
+
+def test_comparison_and_target_pictures(live_site, page):
+    base = live_site["url"]
+    visit(page, f"{base}/rankings/rnastrand/all/extended/compare/{live_site['good']}/{live_site['mid']}/")
+    # one dot per common target and method in the scatter
+    n_common = page.locator("#per-target tbody tr").count()
+    points = page.locator("#scatter-plot .scatterlayer .point").count()
+    assert n_common > 10 and points == 2 * n_common
+    with page.expect_download() as download:
+        page.click("a.download")
+    assert download.value.suggested_filename.endswith(".csv")
+    visit(page, f"{base}/targets/{live_site['pdb_target']}/")
+    assert page.locator("figure.ref-extended svg path.extended").count() >= 1
+    assert page.locator("a[href^='https://www.rcsb.org/structure/']").count() == 1
+    assert page.errors == []
