@@ -86,6 +86,43 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("COMPARNA_STATIC_ROOT", BASE_DIR / "staticfiles"))
 
+import plotly as _plotly  # noqa: E402
+
+INSTALLED_APPS += ["rest_framework", "drf_spectacular", "drf_spectacular_sidecar"]
+# plotly.js from the plotly package (no CDN: the site works offline), served as static/plotly/plotly.min.js
+STATICFILES_DIRS.append(("plotly", str(Path(_plotly.__file__).parent / "package_data")))
+REST_FRAMEWORK = {
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "CompaRNA API",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "DESCRIPTION": "Read-only CompaRNA datasets, targets, methods, predictions, scores and rankings.",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+}
+# Immutable ranking snapshots are cached by id; production shares one Redis cache between web workers.
+_CACHE_URL = os.environ.get("COMPARNA_CACHE_URL", "")
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _CACHE_URL}
+        if _CACHE_URL.startswith("redis")
+        else {
+            "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+            "LOCATION": "comparna",
+            "OPTIONS": {"MAX_ENTRIES": 5000},
+        }
+    )
+}
+
 # --- Celery -------------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):

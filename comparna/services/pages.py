@@ -899,22 +899,28 @@ def dataset_overview() -> list[dict]:
 
 
 def dataset_downloads(dataset: Dataset) -> list[dict]:
-    """Download links of archived dataset snapshots, when the snapshot feature (issue 8) provides them."""
+    """Download links of archived dataset snapshots (issue 8), when that feature and its rows exist."""
+    from django.urls import NoReverseMatch, reverse
+
     related = getattr(dataset, "snapshots", None)
     if related is None or not hasattr(related, "all"):
         return []
     links = []
     try:
         for snap in related.all()[:20]:
-            url = None
-            for attr in ("get_download_url", "get_absolute_url"):
-                fn = getattr(snap, attr, None)
-                if callable(fn):
-                    url = fn()
-                    break
-            if url:
-                links.append({"label": str(snap), "url": url})
-    except Exception:  # noqa: BLE001 - another feature's table may not exist yet; the page must still render
+            if getattr(snap, "status", "done") != "done":
+                continue
+            number = getattr(snap, "number", None)
+            try:
+                url = reverse("snapshots:download", args=[dataset.slug, number])
+            except NoReverseMatch:
+                continue
+            created = getattr(snap, "created_at", None)
+            label = f"Snapshot {number}" + (f" ({created:%Y-%m-%d})" if created else "")
+            links.append({"label": label, "url": url})
+        if links:
+            links.append({"label": "All snapshots", "url": reverse("snapshots:list", args=[dataset.slug])})
+    except Exception:  # noqa: BLE001 - another feature's table or URLs may not exist yet; the page must render
         return []
     return links
 

@@ -186,6 +186,10 @@ def test_save_creates_the_method_and_queues_the_static_benchmark(staff, benchmar
     assert sorted(queued.values_list("target_id", flat=True)) == sorted(t.pk for t in targets)
     assert set(queued.values_list("status", flat=True)) == {Prediction.Status.QUEUED}
     assert not Prediction.objects.filter(target=pdb_target).exists()
+    changelist = staff.get(reverse("admin:predictors_method_changelist")).content.decode()
+    assert reverse("method-status", args=["MyFold"]) in changelist
+    change = staff.get(reverse("admin:predictors_method_change", args=[method.pk])).content.decode()
+    assert reverse("admin:predictors_method_edit_spec", args=[method.pk]) in change
 
     # The status page shows the progress: 3 queued, nothing finished yet; then one failure appears.
     page = staff.get(response.url).content.decode()

@@ -29,6 +29,12 @@ SHORT_LIMIT = (
     "[register_spec(spec=replace(get_spec(n), time_limit_s=3.0)) for n in ('RNAfold-MFE', 'LinearFold-V')]"
 )
 
+TRIM = (
+    "from comparna.models import Target; n = Target.objects.count(); "
+    f"keep = list(Target.objects.order_by('pk').values_list('pk', flat=True)[:{N_TARGETS}]); "
+    "Target.objects.exclude(pk__in=keep).delete(); print(n)"
+)
+
 
 def states(db: str, method: str) -> dict[str, int]:
     sql = """
@@ -80,20 +86,16 @@ def finished(db: str, method: str) -> int:
 def stack(tmp_path_factory, rnastrand_archive):
     slice_dir = tmp_path_factory.mktemp("slice")
     # Import drops some entries (redundant or unusable ones), so more than N_TARGETS files are taken.
-    make_strand_slice(rnastrand_archive, slice_dir, prefixes={"SPR": 30, "PDB": 30, "RFA": 20}, max_length=150)
+    prefixes = {"SPR": 40, "PDB": 60, "RFA": 40, "ASE": 30}
+    make_strand_slice(rnastrand_archive, slice_dir, prefixes=prefixes, max_length=200)
     env = {"COMPARNA_SWEEP_INTERVAL_S": "2", "COMPARNA_RESEND_AFTER_S": "4"}
     with production_stack(extra_env=env) as stack:
         stack.manage("sync_predictors")
         stack.manage("shell", "-c", SHORT_LIMIT)
         stack.manage("import_rnastrand", str(slice_dir), "--no-progress")
-        with psycopg.connect(stack.env["DATABASE_URL"]) as conn:
-            n = conn.execute("select count(*) from comparna_target").fetchone()[0]
-            assert n >= N_TARGETS, f"only {n} targets imported"
-            # Exactly N_TARGETS targets: the others are removed before anything is queued.
-            conn.execute(
-                "delete from comparna_target where id not in "
-                "(select id from comparna_target order by id limit %s)", (N_TARGETS,)
-            )
+        # Exactly N_TARGETS targets: the others are removed before anything is queued.
+        out = stack.manage("shell", "-c", TRIM).stdout
+        assert int(out.split()[-1]) >= N_TARGETS, f"too few targets imported: {out}"
         yield stack
 
 
@@ -121,10 +123,11 @@ def test_worker_killed_mid_batch(stack: Stack):
 
     stack.start_worker("predict", name="worker-predict-2", concurrency=1)
     time.sleep(3.5)  # past the 3 s time limit of the orphaned run
-    swept = stack.manage(
-        "shell", "-c",
-        "from predictors.services import requeue_stuck_predictions as r; print(r(grace_s=0, lost_after_s=3600))",
-    ).stdout
+    sweep = (
+        "from predictors.services import requeue_stuck_predictions as r; "
+        "print(r(grace_s=0, lost_after_s=1e6))"
+    )
+    swept = stack.manage("shell", "-c", sweep).stdout
     assert "'stuck': 1" in swept, swept
     try:
         wait_for(lambda: finished(db, method) == N_TARGETS, timeout=90, interval=0.5, what="the batch")

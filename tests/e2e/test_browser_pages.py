@@ -35,7 +35,7 @@ def live_site():
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
     static_root = Path(tempfile.mkdtemp(prefix="comparna-static-"))
-    env = {"DJANGO_SETTINGS_MODULE": "tests.web_settings", "COMPARNA_STATIC_ROOT": str(static_root)}
+    env = {"COMPARNA_STATIC_ROOT": str(static_root)}
     try:
         with production_stack(extra_env=env) as stack:
             stack.manage("collectstatic", "--noinput", "-v", "0")

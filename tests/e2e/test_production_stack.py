@@ -8,6 +8,7 @@ fetched over HTTP and checked against numbers recomputed from the database.
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 
@@ -21,6 +22,12 @@ from tests.support.strand_slice import make_strand_slice
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
 METHODS = ("RNAfold-MFE", "LinearFold-V")
+COMPARATIVE = "RNAalifold(20)"
+
+
+def one(database_url: str, sql: str, *args):
+    with psycopg.connect(database_url) as conn:
+        return conn.execute(sql, args).fetchone()[0]
 
 
 def prediction_states(database_url: str) -> dict[str, int]:
@@ -49,14 +56,14 @@ def pooled_from_db(database_url: str, method: str, subset: str) -> tuple[float, 
 def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnastrand_archive):
     slice_dir = tmp_path / "slice"
     make_strand_slice(
-        rnastrand_archive, slice_dir, prefixes={"SPR": 8, "PDB": 10, "CRW": 4, "RFA": 6}, max_length=400
+        rnastrand_archive, slice_dir, prefixes={"SPR": 6, "PDB": 10, "CRW": 4, "RFA": 6}, max_length=400,
+        acgu_only=True,
     )
     with production_stack(extra_env={"COMPARNA_RANKING_INTERVAL_S": "5"}) as stack:
         db = stack.env["DATABASE_URL"]
-        stack.manage("sync_predictors")
+        stack.manage("sync_predictors", *[a for m in (*METHODS, COMPARATIVE) for a in ("--only", m)])
         listed = stack.manage("predict", "--list", "--json").stdout
-        for method in METHODS:
-            assert method in listed
+        assert sorted(json.loads(listed)) == sorted((*METHODS, COMPARATIVE))
         stack.manage("import_rnastrand", str(slice_dir), "--no-progress")
         stack.start_worker("predict", concurrency=2)
         stack.start_worker("default")
@@ -64,16 +71,26 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
         out = stack.manage("queue_predictions", *args).stdout
         n_queued = int(out.split()[0])
         assert n_queued > 0
+        n_targets = one(db, "select count(*) from comparna_target")
         try:
-            wait_for(
-                lambda: sum(prediction_states(db).values()) == n_queued
-                and not set(prediction_states(db)) & {"queued", "running"},
-                timeout=400, interval=1, what="predictions to finish",
-            )
+            # The import queued family assignment on the default worker; it then queues the comparative
+            # method on the targets that got a family.
+            wait_for(lambda: one(db, "select count(*) from ingest_familyassignment") == n_targets,
+                     timeout=300, interval=1, what="family assignment")
+            wait_for(lambda: not set(prediction_states(db)) & {"queued", "running"},
+                     timeout=400, interval=1, what="predictions to finish")
         except TimeoutError:
             pytest.fail(f"{prediction_states(db)}\n{stack.logs()}")
         states = prediction_states(db)
-        assert states.get("ok", 0) >= n_queued * 0.9, states
+        assert sum(states.values()) >= n_queued and states.get("ok", 0) >= n_queued * 0.9, states
+        n_family = one(db, "select count(*) from ingest_comparativeinput where kind = '20'")
+        assert n_family > 0, "the slice's tRNAs must get RF00005 and a (20) input"
+        n_comparative = one(
+            db, "select count(*) from predictors_prediction p join predictors_methodversion v on "
+            "v.id = p.method_version_id join predictors_method m on m.id = v.method_id "
+            "where m.name = %s and p.status = 'ok'", COMPARATIVE,
+        )
+        assert n_comparative == n_family
 
         stack.start_beat()
         with psycopg.connect(db) as conn:
@@ -94,7 +111,7 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
         section = text[text.index('id="all-extended"') :]
         section = section[: section.index("</section>")]
         assert "Ranking snapshot #" in section
-        for method in METHODS:
+        for method in (*METHODS, COMPARATIVE):
             mcc, n = pooled_from_db(db, method, "all")
             row = re.search(rf"<td>{re.escape(method)}</td>(.*?)</tr>", section, re.S)
             assert row, f"{method} missing from the ranking table"
