@@ -17,7 +17,9 @@ class Dataset(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     description = models.TextField(blank=True)
     definitions = models.JSONField(default=list, help_text="Pair definitions this dataset is scored on.")
-    version = models.PositiveIntegerField(default=0, help_text="Bumped whenever targets are added or removed.")
+    version = models.PositiveIntegerField(
+        default=0, help_text="Bumped whenever targets are added or removed."
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -94,7 +96,9 @@ class ReferenceStructure(models.Model):
     pseudoknotted = models.BooleanField()
     has_multiplets = models.BooleanField()
     classes = models.JSONField(
-        null=True, blank=True, help_text="Leontis-Westhof class of each pair, [[i, j, 'cWW'], ...], when annotated."
+        null=True,
+        blank=True,
+        help_text="Leontis-Westhof class of each pair, [[i, j, 'cWW'], ...], when annotated.",
     )
 
     class Meta:
@@ -179,4 +183,6 @@ class RankingSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subset} {self.definition} @ {self.computed_at:%Y-%m-%d %H:%M}"
+
+
 from comparna.models_snapshots import DatasetSnapshot  # noqa: E402,F401

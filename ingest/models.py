@@ -15,7 +15,9 @@ class PollRun(models.Model):
 
     since = models.DateField()
     until = models.DateField()
-    backfill = models.BooleanField(default=False, help_text="Before the benchmark start: builds the novelty reference set.")
+    backfill = models.BooleanField(
+        default=False, help_text="Before the benchmark start: builds the novelty reference set."
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -51,9 +51,7 @@ def ensure_rnastrand_dataset() -> Dataset:
     return dataset
 
 
-def import_rnastrand(
-    *, path: Path, progress: Callable[[str, int, int], None] | None = None
-) -> ImportRun:
+def import_rnastrand(*, path: Path, progress: Callable[[str, int, int], None] | None = None) -> ImportRun:
     """Import RNA STRAND from a tarball or directory; idempotent, one transaction per target.
 
     Entries already present are left untouched, so a second run changes nothing. Malformed files are
@@ -87,7 +85,9 @@ def import_rnastrand(
         if created:
             Dataset.objects.filter(pk=dataset.pk).update(version=F("version") + 1)
             new_ids = list(
-                Target.objects.filter(dataset=dataset).exclude(source_id__in=existing).values_list("pk", flat=True)
+                Target.objects.filter(dataset=dataset)
+                .exclude(source_id__in=existing)
+                .values_list("pk", flat=True)
             )
             enqueue_family_assignment(new_ids)
         run.done = len(prep.kept)
@@ -115,7 +115,7 @@ def import_rnastrand(
 
 @transaction.atomic
 def store_strand_target(*, dataset: Dataset, subsets: dict[str, Subset], entry) -> Target:
-    """Write one kept entry (``ingest.strand.prepare.KeptEntry``) with its reference and subsets, all or nothing."""
+    """Write one kept entry (``prepare.KeptEntry``), its reference and subsets, all or nothing."""
     raw = entry.entry
     structure = raw.structure
     target = Target.objects.create(
@@ -166,8 +166,8 @@ def ensure_pdb_dataset() -> Dataset:
             "name": "PDB (weekly, blind)",
             "kind": Dataset.Kind.PDB,
             "description": (
-                "RNA chains newly released by the PDB every week: ribonucleotides only, longer than 20 nt, no "
-                "backbone break, base pairs annotated from 3D (pairs present in all models), at least one "
+                "RNA chains newly released by the PDB every week: ribonucleotides only, longer than 20 nt, "
+                "no backbone break, base pairs annotated from 3D (pairs present in all models), at least one "
                 "standard pair, and not similar (90 % identity over 70 % of the longer sequence, CD-HIT-EST) "
                 "to any chain known before."
             ),
@@ -176,7 +176,8 @@ def ensure_pdb_dataset() -> Dataset:
     )
     for order, (slug, name, definition, description) in enumerate(PDB_SUBSETS):
         Subset.objects.get_or_create(
-            dataset=dataset, slug=slug,
+            dataset=dataset,
+            slug=slug,
             defaults={"name": name, "definition": definition, "description": description, "order": order},
         )
     return dataset
@@ -188,13 +189,19 @@ def rcsb_client():
     from ingest.pdb.rcsb import RcsbClient
 
     return RcsbClient(
-        settings.RCSB_SEARCH_URL, settings.RCSB_DOWNLOAD_URL,
-        timeout=settings.RCSB_TIMEOUT_S, retries=settings.RCSB_RETRIES,
+        settings.RCSB_SEARCH_URL,
+        settings.RCSB_DOWNLOAD_URL,
+        timeout=settings.RCSB_TIMEOUT_S,
+        retries=settings.RCSB_RETRIES,
     )
 
 
 def poll_pdb(
-    *, since, until, client=None, backfill: bool | None = None,
+    *,
+    since,
+    until,
+    client=None,
+    backfill: bool | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ):
     """Search the RCSB for RNA entries released in [since, until], process the new ones, store outcomes.
@@ -234,7 +241,9 @@ def poll_pdb(
         created_targets = []
         for n, (pdb_id, release_day) in enumerate(todo, start=1):
             outcome = fetch_and_annotate(client, pdb_id, directory)
-            created_targets += store_pdb_outcome(run=run, outcome=outcome, release_day=release_day, backfill=backfill)
+            created_targets += store_pdb_outcome(
+                run=run, outcome=outcome, release_day=release_day, backfill=backfill
+            )
             if outcome.status != "ok":
                 run.failed += 1
             run.done = n
@@ -304,7 +313,11 @@ def classify_chains(*, chains: list, backfill: bool) -> dict[str, tuple[str, str
     if len(novel) > 1:
         clusters = remove_redundant(novel, cdhit_path=settings.CDHIT_EST)
         for removed, representative in clusters.member_of.items():
-            roles[removed] = (PdbChain.Role.SIMILAR, f"copy of chain {representative} of the same entry", None)
+            roles[removed] = (
+                PdbChain.Role.SIMILAR,
+                f"copy of chain {representative} of the same entry",
+                None,
+            )
             novel.pop(removed)
     for key in novel:
         roles[key] = (PdbChain.Role.TARGET, "", None)
@@ -338,13 +351,19 @@ def store_pdb_outcome(*, run, outcome, release_day, backfill: bool) -> list[Targ
         for chain in annotation.chains:
             role, reason, similar = roles[chain.chain]
             row = PdbChain.objects.create(
-                entry=entry, chain_id=chain.chain, sequence=chain.sequence, length=chain.length,
-                role=role, reason=reason, author_numbers=[str(a) for a in chain.author_numbers],
+                entry=entry,
+                chain_id=chain.chain,
+                sequence=chain.sequence,
+                length=chain.length,
+                role=role,
+                reason=reason,
+                author_numbers=[str(a) for a in chain.author_numbers],
                 similar_to_id=int(similar) if similar and similar.isdigit() else None,
             )
             if role == PdbChain.Role.TARGET:
-                target = store_pdb_target(dataset=dataset, subsets=subsets, entry=entry, chain=chain,
-                                          release_day=release_day)
+                target = store_pdb_target(
+                    dataset=dataset, subsets=subsets, entry=entry, chain=chain, release_day=release_day
+                )
                 row.target = target
                 row.save(update_fields=["target"])
                 created.append(target)
@@ -378,9 +397,13 @@ def store_pdb_target(*, dataset, subsets, entry, chain, release_day) -> Target:
         (PairDefinition.EXTENDED, chain.extended_structure(), chain.extended_pairs),
     ):
         ReferenceStructure.objects.create(
-            target=target, definition=definition, pairs=structure_to_text(structure),
-            n_pairs=len(structure.pairs), pseudoknotted=structure.is_pseudoknotted,
-            has_multiplets=structure.has_multiplets, classes=[list(p) for p in pairs],
+            target=target,
+            definition=definition,
+            pairs=structure_to_text(structure),
+            n_pairs=len(structure.pairs),
+            pseudoknotted=structure.is_pseudoknotted,
+            has_multiplets=structure.has_multiplets,
+            classes=[list(p) for p in pairs],
         )
         if structure.is_pseudoknotted:
             subsets[f"pk-{definition}"].targets.add(target)
@@ -427,9 +450,7 @@ def assign_families(*, targets, library=None) -> dict[int, object]:
     from ingest.rfam.cmscan import scan_sequences
 
     library = library or rfam_library()
-    targets = [
-        t for t in targets if not t.family_assignments.filter(rfam_version=library.version).exists()
-    ]
+    targets = [t for t in targets if not t.family_assignments.filter(rfam_version=library.version).exists()]
     if not targets:
         return {}
     hits = scan_sequences({str(t.pk): t.sequence for t in targets}, library)
@@ -438,7 +459,8 @@ def assign_families(*, targets, library=None) -> dict[int, object]:
         hit = hits.get(str(target.pk))
         with transaction.atomic():
             row, _ = FamilyAssignment.objects.get_or_create(
-                target=target, rfam_version=library.version,
+                target=target,
+                rfam_version=library.version,
                 defaults={
                     "accession": hit.accession if hit else "",
                     "family_id": hit.family_id if hit else "",
@@ -463,7 +485,10 @@ def store_comparative_inputs(*, target: Target, assignment, library) -> list:
         return []
     built = [seed_input(target.sequence, seed, accession=assignment.accession, rfam_version=library.version)]
     twenty = twenty_input(
-        target.sequence, seed, accession=assignment.accession, rfam_version=library.version,
+        target.sequence,
+        seed,
+        accession=assignment.accession,
+        rfam_version=library.version,
         random_seed=twenty_seed(target),
     )
     if twenty is not None:
@@ -472,7 +497,9 @@ def store_comparative_inputs(*, target: Target, assignment, library) -> list:
     for comparative in built:
         aligned = align_to_family(comparative, assignment.accession, library)
         row, _ = ComparativeInput.objects.get_or_create(
-            target=target, kind=comparative.kind, rfam_version=library.version,
+            target=target,
+            kind=comparative.kind,
+            rfam_version=library.version,
             defaults={
                 "accession": assignment.accession,
                 "query_name": aligned.query_name,

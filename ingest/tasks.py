@@ -23,10 +23,9 @@ def import_rnastrand_task(path: str) -> int:
 @shared_task(acks_late=True, queue="default", soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)
 def poll_pdb_task() -> int | None:
     """Weekly: poll the RCSB from the last successful poll up to today. Returns the PollRun pk."""
-    from ingest.services import next_poll_window, poll_pdb
-
     from comparna.models import Dataset
     from comparna.snapshots.service import make_snapshot_if_changed
+    from ingest.services import next_poll_window, poll_pdb
 
     since, until = next_poll_window()
     if since > until:

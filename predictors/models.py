@@ -53,7 +53,9 @@ class MethodVersion(models.Model):
     class Meta:
         ordering = ["method", "-created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["method", "fingerprint"], name="methodversion_unique_fingerprint"),
+            models.UniqueConstraint(
+                fields=["method", "fingerprint"], name="methodversion_unique_fingerprint"
+            ),
             models.UniqueConstraint(
                 fields=["method"], condition=models.Q(is_current=True), name="methodversion_one_current"
             ),
@@ -88,7 +90,9 @@ class Prediction(models.Model):
     target = models.ForeignKey("comparna.Target", on_delete=models.CASCADE, related_name="predictions")
     status = models.CharField(max_length=24, choices=Status.choices, default=Status.QUEUED, db_index=True)
     pairs = models.TextField(blank=True, help_text="Canonical pair text of the predicted structure.")
-    probabilities = models.JSONField(null=True, blank=True, help_text="Sparse [[i, j, p], ...] above a cut-off.")
+    probabilities = models.JSONField(
+        null=True, blank=True, help_text="Sparse [[i, j, p], ...] above a cut-off."
+    )
     runtime_s = models.FloatField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
     error = models.TextField(blank=True, help_text="Parser message or failure reason.")

@@ -83,7 +83,9 @@ def register_spec(*, spec, from_catalogue: bool = True, active: bool | None = No
     return version
 
 
-def sync_predictors(*, specs: Iterable | None = None, only: Iterable[str] | None = None) -> list[MethodVersion]:
+def sync_predictors(
+    *, specs: Iterable | None = None, only: Iterable[str] | None = None
+) -> list[MethodVersion]:
     """Sync the declared catalogue to the database; catalogue methods no longer declared are deactivated.
 
     ``only`` keeps just the named catalogue entries active (a deployment that runs a subset).

@@ -12,8 +12,8 @@ from django.db import IntegrityError, transaction
 
 from comparna.models import Dataset, RankingSnapshot, Score, Subset
 from comparna.rna import metrics
-from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
+from comparna.rna.statistics import bootstrap_ci_mean
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +24,7 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
     Every target of the subset is a column, predicted or not, so the robustness ranking sees all of them.
     Returns the table and the inputs' identity (what a recomputation needs).
     """
-    targets = list(
-        subset.targets.order_by("source_id").values_list("pk", "source_id", "length")
-    )
+    targets = list(subset.targets.order_by("source_id").values_list("pk", "source_id", "length"))
     target_ix = {pk: n for n, (pk, _, _) in enumerate(targets)}
     ref_pairs = dict(
         subset.targets.filter(references__definition=definition).values_list("pk", "references__n_pairs")
@@ -81,9 +79,11 @@ COUNT_FIELDS_DB = tuple(COUNT_FIELDS)
 
 def compute_report(table: CountsTable, identity: dict, *, seed: int) -> dict:
     """The engine's pairwise report, the robustness ranking over all targets, and pooled scores per method."""
-    report = ranking_report(table, seed=seed) if table.methods else {
-        "methods": [], "verdicts": {}, "common_targets": {}, "seed": seed, "conventions": {}
-    }
+    report = (
+        ranking_report(table, seed=seed)
+        if table.methods
+        else {"methods": [], "verdicts": {}, "common_targets": {}, "seed": seed, "conventions": {}}
+    )
     if table.methods:
         robust = robustness_ranking(
             table,
@@ -121,7 +121,10 @@ def inputs_hash(identity: dict, seed: int) -> str:
 
 
 def rank_subset(*, subset: Subset, definition: str, seed: int | None = None) -> tuple[RankingSnapshot, bool]:
-    """Store a ranking snapshot of ``subset`` unless one with identical inputs exists; returns (snapshot, new)."""
+    """Store a ranking snapshot of ``subset`` unless one with identical inputs exists.
+
+    Returns (snapshot, whether it is new).
+    """
     seed = settings.RANKING_SEED if seed is None else seed
     table, identity = build_counts_table(subset=subset, definition=definition)
     key = inputs_hash(identity, seed)
@@ -133,15 +136,22 @@ def rank_subset(*, subset: Subset, definition: str, seed: int | None = None) -> 
     try:
         with transaction.atomic():
             snapshot = RankingSnapshot.objects.create(
-                dataset=subset.dataset, subset=subset, definition=definition, seed=seed,
-                inputs_hash=key, inputs=inputs, report=report,
+                dataset=subset.dataset,
+                subset=subset,
+                definition=definition,
+                seed=seed,
+                inputs_hash=key,
+                inputs=inputs,
+                report=report,
             )
     except IntegrityError:  # computed concurrently by another worker: identical by construction
         return RankingSnapshot.objects.get(subset=subset, definition=definition, inputs_hash=key), False
     return snapshot, True
 
 
-def recompute_rankings(*, dataset: Dataset | None = None, seed: int | None = None) -> list[tuple[RankingSnapshot, bool]]:
+def recompute_rankings(
+    *, dataset: Dataset | None = None, seed: int | None = None
+) -> list[tuple[RankingSnapshot, bool]]:
     """Rank every subset × definition (of one dataset or all) whose inputs changed since the last snapshot."""
     datasets = [dataset] if dataset is not None else list(Dataset.objects.all())
     out = []

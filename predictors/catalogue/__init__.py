@@ -306,10 +306,13 @@ _ALIFOLD_CITE = (
     "Bernhart SH, Hofacker IL, Will S, Gruber AR, Stadler PF. RNAalifold: improved consensus structure "
     "prediction for RNA alignments. BMC Bioinformatics 9:474 (2008)"
 )
-_INFERNAL_CITE = "Nawrocki EP, Eddy SR. Infernal 1.1: 100-fold faster RNA homology searches. Bioinformatics 29:2933 (2013)"
+_INFERNAL_CITE = (
+    "Nawrocki EP, Eddy SR. Infernal 1.1: 100-fold faster RNA homology searches. Bioinformatics 29:2933 (2013)"
+)
 _INPUT_TEXT = {
     "seed": "all sequences of the Rfam seed alignment plus the query",
-    "20": "the query plus 19 seed sequences with 65-95 % identity to it, drawn at random with a recorded seed",
+    "20": "the query plus 19 seed sequences with 65-95 % identity to it, drawn at random with a recorded "
+    "seed",
 }
 
 
@@ -320,7 +323,15 @@ def _comparative(name: str, module: str, args: tuple[str, ...], program: str, ve
             name=f"{name}({kind})",
             program=program,
             version=version,
-            argv=("{python}", "-m", f"predictors.programs.{module}", "{alignment}", "--query", "query", *args),
+            argv=(
+                "{python}",
+                "-m",
+                f"predictors.programs.{module}",
+                "{alignment}",
+                "--query",
+                "query",
+                *args,
+            ),
             input_kind="alignment",
             comparative_input=kind,
             output_format="pairs-json",
@@ -329,7 +340,8 @@ def _comparative(name: str, module: str, args: tuple[str, ...], program: str, ve
             memory_limit_mb=6144,
             url=kw["url"],
             citation=kw["citation"],
-            description=kw["description"] + f" Input: {_INPUT_TEXT[kind]}, aligned by cmalign to the family model; "
+            description=kw["description"]
+            + f" Input: {_INPUT_TEXT[kind]}, aligned by cmalign to the family model; "
             "the query's structure is the consensus projected through its alignment row.",
             produces_probabilities=kw.get("produces_probabilities", False),
         )
@@ -339,28 +351,50 @@ def _comparative(name: str, module: str, args: tuple[str, ...], program: str, ve
 
 CATALOGUE += (
     *_comparative(
-        "RNAalifold", "alifold", ("--mode", "mfe"), "predictors.programs.alifold (ViennaRNA RNA module)", VIENNA,
-        citation=_ALIFOLD_CITE, url="https://www.tbi.univie.ac.at/RNA/",
+        "RNAalifold",
+        "alifold",
+        ("--mode", "mfe"),
+        "predictors.programs.alifold (ViennaRNA RNA module)",
+        VIENNA,
+        citation=_ALIFOLD_CITE,
+        url="https://www.tbi.univie.ac.at/RNA/",
         description="Minimum free energy consensus structure of the alignment (RNAalifold defaults).",
     ),
     *_comparative(
-        "RNAalifold-MEA", "alifold", ("--mode", "mea"), "predictors.programs.alifold (ViennaRNA RNA module)",
-        VIENNA, citation=_ALIFOLD_CITE, url="https://www.tbi.univie.ac.at/RNA/", produces_probabilities=True,
+        "RNAalifold-MEA",
+        "alifold",
+        ("--mode", "mea"),
+        "predictors.programs.alifold (ViennaRNA RNA module)",
+        VIENNA,
+        citation=_ALIFOLD_CITE,
+        url="https://www.tbi.univie.ac.at/RNA/",
+        produces_probabilities=True,
         description="Maximum expected accuracy consensus structure from the alignment partition function.",
     ),
     *_comparative(
-        "RNAalifold-centroid", "alifold", ("--mode", "centroid"),
-        "predictors.programs.alifold (ViennaRNA RNA module)", VIENNA, citation=_ALIFOLD_CITE,
-        url="https://www.tbi.univie.ac.at/RNA/", produces_probabilities=True,
+        "RNAalifold-centroid",
+        "alifold",
+        ("--mode", "centroid"),
+        "predictors.programs.alifold (ViennaRNA RNA module)",
+        VIENNA,
+        citation=_ALIFOLD_CITE,
+        url="https://www.tbi.univie.ac.at/RNA/",
+        produces_probabilities=True,
         description="Centroid consensus structure from the alignment partition function.",
     ),
     *_comparative(
-        "CM-projection", "cmproject", (), f"predictors.programs.cmproject (Infernal cmalign {INFERNAL})",
-        INFERNAL, citation=_INFERNAL_CITE, url="http://eddylab.org/infernal/",
+        "CM-projection",
+        "cmproject",
+        (),
+        f"predictors.programs.cmproject (Infernal cmalign {INFERNAL})",
+        INFERNAL,
+        citation=_INFERNAL_CITE,
+        url="http://eddylab.org/infernal/",
         description="The Rfam family's consensus structure (the covariance model's SS_cons) carried onto the "
         "query.",
     ),
 )
+
 
 def load_catalogue(specs: tuple[PredictorSpec, ...] | None = None) -> tuple[PredictorSpec, ...]:
     """Validated catalogue; raises ``ValueError`` on a duplicate name and ``InvalidSpec`` on a bad spec."""

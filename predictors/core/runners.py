@@ -843,7 +843,10 @@ def run_prediction(
         )
     try:
         job = Job(
-            sequence=seq, workdir=wd, fasta="input.fa", alignment="input.sto" if alignment is not None else None
+            sequence=seq,
+            workdir=wd,
+            fasta="input.fa",
+            alignment="input.sto" if alignment is not None else None,
         )
         result = runner.run(spec, job)
     finally:

@@ -54,7 +54,9 @@ def test_snapshot_matches_engine_on_independently_built_table(scored_subset):
     for target in scored_subset.targets.order_by("source_id"):
         for p in target.predictions.all():
             s = p.scores.get()
-            rows.append((p.method_version.method.name, target.source_id, s.tp, s.fn, s.fp, s.fp_compatible, s.tn))
+            rows.append(
+                (p.method_version.method.name, target.source_id, s.tp, s.fn, s.fp, s.fp_compatible, s.tn)
+            )
     expected = ranking_report(CountsTable.from_rows(rows), seed=11)
     got = {m["method"]: m for m in snapshot.report["methods"]}
     for row in expected["methods"]:
@@ -111,9 +113,7 @@ def test_snapshot_mean_mcc_and_bootstrap_ci(scored_subset):
 
     snapshot, _ = rank_subset(subset=scored_subset, definition="extended", seed=5)
     for row in snapshot.report["methods"]:
-        scores = [
-            s.mcc for s in Score.objects.filter(prediction__method_version__method__name=row["method"])
-        ]
+        scores = [s.mcc for s in Score.objects.filter(prediction__method_version__method__name=row["method"])]
         assert row["mean_mcc"] == pytest.approx(np.mean(scores))
         low, high = row["mean_mcc_ci"]
         assert min(scores) <= low <= row["mean_mcc"] <= high <= max(scores)

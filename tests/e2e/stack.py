@@ -45,7 +45,9 @@ def wait_for(predicate, *, timeout: float, interval: float = 0.2, what: str = "c
         except Exception as exc:  # noqa: BLE001 - retried until the deadline, reported then
             last_exc = exc
         time.sleep(interval)
-    raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}" + (f": {last_exc}" if last_exc else ""))
+    raise TimeoutError(
+        f"timed out after {timeout:.0f} s waiting for {what}" + (f": {last_exc}" if last_exc else "")
+    )
 
 
 def _pg_bin() -> Path:
@@ -139,11 +141,17 @@ class Stack:
 
     def manage(self, *args: str, timeout: float = 600, check: bool = True) -> subprocess.CompletedProcess:
         proc = subprocess.run(
-            [PYTHON, "manage.py", *args], cwd=REPO, env=self.env, capture_output=True, text=True,
+            [PYTHON, "manage.py", *args],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
             timeout=timeout,
         )
         if check and proc.returncode != 0:
-            raise AssertionError(f"manage.py {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}")
+            raise AssertionError(
+                f"manage.py {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
+            )
         return proc
 
     def start(self, name: str, argv: list[str]) -> Service:
@@ -155,23 +163,53 @@ class Stack:
         name = name or f"worker-{queue}"
         return self.start(
             name,
-            [str(VENV_BIN / "celery"), "-A", "comparna", "worker", "-Q", queue, "-n", f"{name}@%h",
-             "-c", str(concurrency), "-l", "info", "--without-gossip", "--without-mingle"],
+            [
+                str(VENV_BIN / "celery"),
+                "-A",
+                "comparna",
+                "worker",
+                "-Q",
+                queue,
+                "-n",
+                f"{name}@%h",
+                "-c",
+                str(concurrency),
+                "-l",
+                "info",
+                "--without-gossip",
+                "--without-mingle",
+            ],
         )
 
     def start_beat(self) -> Service:
         return self.start(
             "beat",
-            [str(VENV_BIN / "celery"), "-A", "comparna", "beat", "-l", "info",
-             "-s", str(self.workdir / "celerybeat-schedule")],
+            [
+                str(VENV_BIN / "celery"),
+                "-A",
+                "comparna",
+                "beat",
+                "-l",
+                "info",
+                "-s",
+                str(self.workdir / "celerybeat-schedule"),
+            ],
         )
 
     def start_web(self) -> str:
         port = free_port()
         self.start(
             "gunicorn",
-            [str(VENV_BIN / "gunicorn"), "comparna.wsgi", "-b", f"127.0.0.1:{port}", "-w", "2",
-             "--timeout", "120"],
+            [
+                str(VENV_BIN / "gunicorn"),
+                "comparna.wsgi",
+                "-b",
+                f"127.0.0.1:{port}",
+                "-w",
+                "2",
+                "--timeout",
+                "120",
+            ],
         )
         url = f"http://127.0.0.1:{port}"
         wait_for(lambda: requests.get(url + "/", timeout=5).status_code == 200, timeout=60, what="gunicorn")
@@ -187,7 +225,9 @@ def redis_server() -> Iterator[tuple[int, subprocess.Popen]]:
     port = free_port()
     proc = subprocess.Popen(
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         import redis

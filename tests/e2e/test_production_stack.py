@@ -32,7 +32,9 @@ def one(database_url: str, sql: str, *args):
 
 def prediction_states(database_url: str) -> dict[str, int]:
     with psycopg.connect(database_url) as conn:
-        return dict(conn.execute("select status, count(*) from predictors_prediction group by status").fetchall())
+        return dict(
+            conn.execute("select status, count(*) from predictors_prediction group by status").fetchall()
+        )
 
 
 def pooled_from_db(database_url: str, method: str, subset: str) -> tuple[float, int]:
@@ -56,7 +58,10 @@ def pooled_from_db(database_url: str, method: str, subset: str) -> tuple[float, 
 def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnastrand_archive):
     slice_dir = tmp_path / "slice"
     make_strand_slice(
-        rnastrand_archive, slice_dir, prefixes={"SPR": 6, "PDB": 10, "CRW": 4, "RFA": 6}, max_length=400,
+        rnastrand_archive,
+        slice_dir,
+        prefixes={"SPR": 6, "PDB": 10, "CRW": 4, "RFA": 6},
+        max_length=400,
         acgu_only=True,
     )
     with production_stack(extra_env={"COMPARNA_RANKING_INTERVAL_S": "5"}) as stack:
@@ -75,10 +80,18 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
         try:
             # The import queued family assignment on the default worker; it then queues the comparative
             # method on the targets that got a family.
-            wait_for(lambda: one(db, "select count(*) from ingest_familyassignment") == n_targets,
-                     timeout=300, interval=1, what="family assignment")
-            wait_for(lambda: not set(prediction_states(db)) & {"queued", "running"},
-                     timeout=400, interval=1, what="predictions to finish")
+            wait_for(
+                lambda: one(db, "select count(*) from ingest_familyassignment") == n_targets,
+                timeout=300,
+                interval=1,
+                what="family assignment",
+            )
+            wait_for(
+                lambda: not set(prediction_states(db)) & {"queued", "running"},
+                timeout=400,
+                interval=1,
+                what="predictions to finish",
+            )
         except TimeoutError:
             pytest.fail(f"{prediction_states(db)}\n{stack.logs()}")
         states = prediction_states(db)
@@ -86,9 +99,11 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
         n_family = one(db, "select count(*) from ingest_comparativeinput where kind = '20'")
         assert n_family > 0, "the slice's tRNAs must get RF00005 and a (20) input"
         n_comparative = one(
-            db, "select count(*) from predictors_prediction p join predictors_methodversion v on "
+            db,
+            "select count(*) from predictors_prediction p join predictors_methodversion v on "
             "v.id = p.method_version_id join predictors_method m on m.id = v.method_id "
-            "where m.name = %s and p.status = 'ok'", COMPARATIVE,
+            "where m.name = %s and p.status = 'ok'",
+            COMPARATIVE,
         )
         assert n_comparative == n_family
 
@@ -97,9 +112,13 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
             n_subsets = conn.execute("select count(*) from comparna_subset").fetchone()[0]
         try:
             wait_for(
-                lambda: psycopg.connect(db).execute("select count(*) from comparna_rankingsnapshot").fetchone()[0]
-                >= n_subsets,
-                timeout=120, interval=1, what="beat to run the nightly ranking job",
+                lambda: (
+                    psycopg.connect(db).execute("select count(*) from comparna_rankingsnapshot").fetchone()[0]
+                    >= n_subsets
+                ),
+                timeout=120,
+                interval=1,
+                what="beat to run the nightly ranking job",
             )
         except TimeoutError:
             pytest.fail(stack.logs())

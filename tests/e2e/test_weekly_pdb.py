@@ -33,24 +33,29 @@ def test_weekly_poll_predicts_ranks_and_snapshots_unattended(mmcif_dir, tmp_path
 
     wed = dt.date(2024, 1, 3)
     entries = [
-        entry("1EHZ", dt.date(2023, 12, 6)),       # before the benchmark start: novelty reference
-        entry("9EHZ", wed, "1EHZ"),                # the same tRNA again: not novel
-        entry("1GID", wed),                        # group I intron P4-P6, two identical chains
+        entry("1EHZ", dt.date(2023, 12, 6)),  # before the benchmark start: novelty reference
+        entry("9EHZ", wed, "1EHZ"),  # the same tRNA again: not novel
+        entry("1GID", wed),  # group I intron P4-P6, two identical chains
         entry("8BTK", wed + dt.timedelta(7)),
-        entry("2HY9", wed + dt.timedelta(7)),      # DNA
+        entry("2HY9", wed + dt.timedelta(7)),  # DNA
     ]
-    with LocalRcsb(entries) as rcsb, production_stack(
-        extra_env={
-            "COMPARNA_RCSB_SEARCH_URL": rcsb.search_url,
-            "COMPARNA_RCSB_DOWNLOAD_URL": rcsb.download_url,
-            "COMPARNA_PDB_BENCHMARK_START": "2024-01-01",
-            "COMPARNA_PDB_POLL_INTERVAL_S": "5",
-            "COMPARNA_RANKING_INTERVAL_S": "5",
-        }
-    ) as stack:
+    with (
+        LocalRcsb(entries) as rcsb,
+        production_stack(
+            extra_env={
+                "COMPARNA_RCSB_SEARCH_URL": rcsb.search_url,
+                "COMPARNA_RCSB_DOWNLOAD_URL": rcsb.download_url,
+                "COMPARNA_PDB_BENCHMARK_START": "2024-01-01",
+                "COMPARNA_PDB_POLL_INTERVAL_S": "5",
+                "COMPARNA_RANKING_INTERVAL_S": "5",
+            }
+        ) as stack,
+    ):
         db = stack.env["DATABASE_URL"]
         stack.manage("sync_predictors", *[a for m in METHODS for a in ("--only", m)])
-        out = stack.manage("poll_pdb", "--since", "2023-11-01", "--until", "2023-12-31", "--no-progress").stdout
+        out = stack.manage(
+            "poll_pdb", "--since", "2023-11-01", "--until", "2023-12-31", "--no-progress"
+        ).stdout
         assert "backfill" in out
         stack.start_worker("predict", concurrency=2)
         stack.start_worker("default")
@@ -58,37 +63,73 @@ def test_weekly_poll_predicts_ranks_and_snapshots_unattended(mmcif_dir, tmp_path
 
         # Beat polls from the benchmark start to today, then the workers predict every new target.
         try:
-            wait_for(lambda: one(db, "select count(*) from ingest_pollrun where status='done' and not backfill")[0],
-                     timeout=180, interval=1, what="the weekly poll")
             wait_for(
-                lambda: one(db, "select count(*) from predictors_prediction where status in ('queued','running')")[0]
-                == 0 and one(db, "select count(*) from predictors_prediction")[0] > 0,
-                timeout=300, interval=1, what="predictions of the new targets",
+                lambda: one(db, "select count(*) from ingest_pollrun where status='done' and not backfill")[
+                    0
+                ],
+                timeout=180,
+                interval=1,
+                what="the weekly poll",
+            )
+            wait_for(
+                lambda: (
+                    one(
+                        db, "select count(*) from predictors_prediction where status in ('queued','running')"
+                    )[0]
+                    == 0
+                    and one(db, "select count(*) from predictors_prediction")[0] > 0
+                ),
+                timeout=300,
+                interval=1,
+                what="predictions of the new targets",
             )
         except TimeoutError:
             pytest.fail(stack.logs())
-        targets = {r[0] for r in psycopg.connect(db).execute(
-            "select source_id from comparna_target t join comparna_dataset d on d.id=t.dataset_id where d.slug='pdb'"
-        ).fetchall()}
+        pdb_targets = (
+            "select source_id from comparna_target t join comparna_dataset d on d.id = t.dataset_id "
+            "where d.slug = 'pdb'"
+        )
+        targets = {r[0] for r in psycopg.connect(db).execute(pdb_targets).fetchall()}
         assert targets == {"1GID_A", "8BTK_B7"}
-        rows = psycopg.connect(db).execute(
-            "select m.name, p.status from predictors_prediction p join predictors_methodversion v on "
-            "v.id=p.method_version_id join predictors_method m on m.id=v.method_id "
-            "join comparna_target t on t.id=p.target_id where t.pdb_id <> ''"
-        ).fetchall()
+        rows = (
+            psycopg.connect(db)
+            .execute(
+                "select m.name, p.status from predictors_prediction p join predictors_methodversion v on "
+                "v.id=p.method_version_id join predictors_method m on m.id=v.method_id "
+                "join comparna_target t on t.id=p.target_id where t.pdb_id <> ''"
+            )
+            .fetchall()
+        )
         single = [m for m in METHODS if "(" not in m]
-        assert sorted((m, s) for m, s in rows if m in single) == sorted((m, "ok") for m in single for _ in targets)
+        assert sorted((m, s) for m, s in rows if m in single) == sorted(
+            (m, "ok") for m in single for _ in targets
+        )
 
         # The nightly job (on a short interval here) ranks the PDB subsets; the weekly snapshot is built.
         try:
-            wait_for(lambda: one(db, "select count(*) from comparna_rankingsnapshot r join comparna_dataset d "
-                                     "on d.id=r.dataset_id where d.slug='pdb'")[0] >= 2,
-                     timeout=120, interval=1, what="PDB rankings")
+            wait_for(
+                lambda: (
+                    one(
+                        db,
+                        "select count(*) from comparna_rankingsnapshot r join comparna_dataset d "
+                        "on d.id=r.dataset_id where d.slug='pdb'",
+                    )[0]
+                    >= 2
+                ),
+                timeout=120,
+                interval=1,
+                what="PDB rankings",
+            )
             number, sha, size = wait_for(
-                lambda: one(db, "select s.number, s.sha256, s.size from comparna_datasetsnapshot s join "
-                                "comparna_dataset d on d.id=s.dataset_id where d.slug='pdb' and s.status='done' "
-                                "order by s.number desc limit 1"),
-                timeout=180, interval=1, what="the weekly dataset snapshot",
+                lambda: one(
+                    db,
+                    "select s.number, s.sha256, s.size from comparna_datasetsnapshot s join "
+                    "comparna_dataset d on d.id=s.dataset_id where d.slug='pdb' and s.status='done' "
+                    "order by s.number desc limit 1",
+                ),
+                timeout=180,
+                interval=1,
+                what="the weekly dataset snapshot",
             )
         except TimeoutError:
             pytest.fail(stack.logs())
@@ -104,12 +145,19 @@ def test_weekly_poll_predicts_ranks_and_snapshots_unattended(mmcif_dir, tmp_path
         assert sha in full.headers["ETag"]
         # A broken download resumed from byte N gives the same file.
         cut = size // 3
-        rest = requests.get(download, headers={"Range": f"bytes={cut}-", "If-Range": full.headers["ETag"]},
-                            timeout=60)
+        rest = requests.get(
+            download, headers={"Range": f"bytes={cut}-", "If-Range": full.headers["ETag"]}, timeout=60
+        )
         assert rest.status_code == 206 and rest.headers["Content-Range"] == f"bytes {cut}-{size - 1}/{size}"
         assert hashlib.sha256(full.content[:cut] + rest.content).hexdigest() == sha
         archive = tmp_path / "pdb.tar.gz"
         archive.write_bytes(full.content[:cut] + rest.content)
-        verify = subprocess.run([sys.executable, "manage.py", "verify_snapshot", str(archive)], cwd=REPO,
-                                env=stack.env, capture_output=True, text=True, timeout=120)
+        verify = subprocess.run(
+            [sys.executable, "manage.py", "verify_snapshot", str(archive)],
+            cwd=REPO,
+            env=stack.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert verify.returncode == 0, verify.stdout + verify.stderr

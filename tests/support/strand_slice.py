@@ -9,7 +9,7 @@ from pathlib import Path
 def make_strand_slice(
     archive: Path, dest: Path, *, prefixes: dict[str, int], max_length: int = 10**6, acgu_only: bool = False
 ) -> list[str]:
-    """Copy the first ``n`` entries (by name) of each ID prefix whose length is ≤ ``max_length`` into ``dest``.
+    """Copy the first ``n`` entries (by name) of each ID prefix, length ≤ ``max_length``, into ``dest``.
 
     Returns the entry ids written. Length is counted from the BPSEQ body lines; ``acgu_only`` keeps only
     entries whose sequence (uppercased, T→U) is A/C/G/U, i.e. that pass the import filter.

@@ -25,7 +25,10 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
 def test_docker_compose_is_valid_and_has_the_deployment_services():
     proc = subprocess.run(
         ["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config"],
-        capture_output=True, text=True, cwd=REPO, timeout=60,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     import yaml
@@ -34,11 +37,19 @@ def test_docker_compose_is_valid_and_has_the_deployment_services():
     services = config["services"]
     assert set(services) == {"postgres", "redis", "web", "worker-predict", "worker-default", "beat"}
     assert "gunicorn" in json.dumps(services["web"]["command"])
-    assert services["worker-predict"]["command"][services["worker-predict"]["command"].index("-Q") + 1] == "predict"
-    assert services["worker-default"]["command"][services["worker-default"]["command"].index("-Q") + 1] == "default"
+    assert (
+        services["worker-predict"]["command"][services["worker-predict"]["command"].index("-Q") + 1]
+        == "predict"
+    )
+    assert (
+        services["worker-default"]["command"][services["worker-default"]["command"].index("-Q") + 1]
+        == "default"
+    )
     for name in ("web", "worker-predict", "worker-default", "beat"):
         env = services[name]["environment"]
-        assert env["DATABASE_URL"].startswith("postgres://") and env["CELERY_BROKER_URL"].startswith("redis://")
+        assert env["DATABASE_URL"].startswith("postgres://") and env["CELERY_BROKER_URL"].startswith(
+            "redis://"
+        )
 
 
 @pytest.mark.parametrize("script", ["scripts/install.sh", "scripts/run.sh", ".ci/run"])

@@ -44,7 +44,9 @@ def trna_alignments(trna) -> dict[str, str]:
     seed = library.read_seed(family.accession)
     inputs = {
         "seed": seed_input(seq, seed, accession=family.accession, rfam_version=library.version),
-        "20": twenty_input(seq, seed, accession=family.accession, rfam_version=library.version, random_seed=7),
+        "20": twenty_input(
+            seq, seed, accession=family.accession, rfam_version=library.version, random_seed=7
+        ),
     }
     out = {}
     for kind, comparative in inputs.items():

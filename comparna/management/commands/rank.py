@@ -26,8 +26,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--dataset", metavar="NAME", help="dataset slug (database mode; default: all)")
         parser.add_argument(
-            "--seed", type=int, default=None,
-            help="random seed of the subsampling (default: 0 with --counts, the RANKING_SEED setting otherwise)",
+            "--seed",
+            type=int,
+            default=None,
+            help="random seed of the subsampling (default: 0 with --counts, else the RANKING_SEED setting)",
         )
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
