@@ -27,5 +27,6 @@ urlpatterns = [
     ),
     path("api/", include("comparna.api.urls")),
     path("snapshots/", include("comparna.urls_snapshots")),
+    path("", include("predictors.urls")),
     path("admin/", admin.site.urls),
 ]

@@ -34,6 +34,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/pip install -q -r requirements.txt
   echo "$want" > "$stamp"
 fi
+# Runners and predictors outside the venv: Podman + a Debian image for the container runner, MXfold2's venv.
+bash scripts/install_predictors.sh
 if [ ! -f var/rfam/rfam_library.json ]; then
   echo "==> assembling the default Rfam library (Debian infernal-doc testsuite families) in var/rfam"
   .venv/bin/python manage.py build_rfam_library /usr/share/doc/infernal/examples/testsuite var/rfam
