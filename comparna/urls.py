@@ -28,5 +28,6 @@ urlpatterns = [
     path("api/", include("comparna.api.urls")),
     path("snapshots/", include("comparna.urls_snapshots")),
     path("", include("predictors.urls")),
+    path("", include("ingest.urls")),
     path("admin/", admin.site.urls),
 ]

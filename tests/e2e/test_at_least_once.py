@@ -118,25 +118,29 @@ def test_worker_killed_mid_batch(stack: Stack):
     worker.stop(signal.SIGKILL)
     at_kill = states(db, method)
     assert 0 < finished(db, method) < N_TARGETS, at_kill
-    # The killed worker's prediction is orphaned in "running": nobody will finish it by itself.
-    assert at_kill.get("running", 0) == 1, at_kill
+    # Usually the killed worker's prediction is orphaned in "running"; if the kill fell between two runs,
+    # the worker's prefetched message is lost unacked instead and its prediction stays "queued". Either
+    # way nobody finishes it by itself: the sweep must.
+    orphaned = at_kill.get("running", 0)
+    assert orphaned in (0, 1), at_kill
 
     stack.start_worker("predict", name="worker-predict-2", concurrency=1)
-    time.sleep(3.5)  # past the 3 s time limit of the orphaned run
+    time.sleep(3.5)  # past the 3 s time limit of an orphaned run
     sweep = (
         "from predictors.services import requeue_stuck_predictions as r; "
-        "print(r(grace_s=0, lost_after_s=1e6))"
+        "print(r(grace_s=0, lost_after_s=0))"
     )
     swept = stack.manage("shell", "-c", sweep).stdout
-    assert "'stuck': 1" in swept, swept
+    assert f"'stuck': {orphaned}" in swept, swept
     try:
         wait_for(lambda: finished(db, method) == N_TARGETS, timeout=90, interval=0.5, what="the batch")
     except TimeoutError:
         pytest.fail(f"{states(db, method)}\n{stack.logs()}")
     found = assert_exactly_once(db, method, N_TARGETS)
     assert sum(1 for r in found if r[1] == "ok") == N_TARGETS
-    # The orphaned prediction ran again (a second attempt) and was stored once.
-    assert sum(1 for r in found if r[2] == 2) == 1, sorted(r[2] for r in found)
+    # An orphaned running prediction ran again (a second attempt) and was stored once; messages sent
+    # twice by the sweep for still-queued predictions never ran anything twice.
+    assert sum(1 for r in found if r[2] == 2) == orphaned, sorted(r[2] for r in found)
 
 
 def test_redis_restarted_mid_batch(stack: Stack):
