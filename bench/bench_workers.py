@@ -3,8 +3,8 @@
 A fixed slice of RNA STRAND (the first ACGU-only entries of a few source databases, ≤ 300 nt) is imported
 into a fresh PostgreSQL; RNAfold-MFE and LinearFold-V are queued on every target through Redis; the time
 from queueing to the last finished prediction is measured with 1 worker (concurrency 1) and then, on the
-same batch run again from scratch, 2 workers (concurrency 1 each). The baseline is the same programs run in one
-process without Celery or the sandbox (bare subprocesses, sequentially).
+same batch run again from scratch, 2 workers (concurrency 1 each). The baseline is the same programs run
+in one process without Celery or the sandbox (bare subprocesses, sequentially).
 
 Run: ``.venv/bin/python bench/bench_workers.py`` (a few minutes).
 """

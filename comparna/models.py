@@ -110,6 +110,11 @@ class ReferenceStructure(models.Model):
         return f"{self.target} ({self.definition})"
 
 
+#: The stored counts of a prediction (SCIENCE.md §2) and the scores derived from them, in storage order.
+SCORE_COUNT_FIELDS = ("tp", "fn", "fp", "fp_inconsistent", "fp_contradicting", "fp_compatible", "tn")
+SCORE_FIELDS = (*SCORE_COUNT_FIELDS, "mcc", "sensitivity", "ppv", "f1", "wl")
+
+
 class Score(models.Model):
     """Counts of one prediction against one reference definition; every score derives from them."""
 

@@ -6,7 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
+from comparna.models import SCORE_FIELDS, Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_bpseq, write_dot_bracket
 from comparna.rna.structure import StructureFormatError
@@ -195,18 +195,7 @@ class ScoreSerializer(serializers.ModelSerializer):
             "target_source_id",
             "dataset",
             "definition",
-            "tp",
-            "fn",
-            "fp",
-            "fp_inconsistent",
-            "fp_contradicting",
-            "fp_compatible",
-            "tn",
-            "mcc",
-            "sensitivity",
-            "ppv",
-            "f1",
-            "wl",
+            *SCORE_FIELDS,
         ]
 
 

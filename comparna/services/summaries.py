@@ -6,10 +6,9 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Sum
 
+from comparna.models import SCORE_COUNT_FIELDS as COUNT_FIELDS
 from comparna.models import Dataset, Score, Subset
 from comparna.rna.metrics import PairCounts, score_counts
-
-COUNT_FIELDS = ("tp", "fn", "fp", "fp_inconsistent", "fp_contradicting", "fp_compatible", "tn")
 
 
 @dataclass(frozen=True)

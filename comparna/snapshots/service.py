@@ -31,7 +31,16 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
+from comparna.models import (
+    SCORE_COUNT_FIELDS,
+    SCORE_FIELDS,
+    Dataset,
+    RankingSnapshot,
+    ReferenceStructure,
+    Score,
+    Subset,
+    Target,
+)
 from comparna.models_snapshots import DatasetSnapshot
 from comparna.rna.canonical import structure_from_text, structure_to_text
 from comparna.rna.formats import write_bpseq, write_ct, write_dot_bracket, write_fasta, write_pair_json
@@ -57,21 +66,7 @@ SOFTWARE = (
     "biopython",
     "celery",
 )
-SCORE_FIELDS = (
-    "tp",
-    "fn",
-    "fp",
-    "fp_inconsistent",
-    "fp_contradicting",
-    "fp_compatible",
-    "tn",
-    "mcc",
-    "sensitivity",
-    "ppv",
-    "f1",
-    "wl",
-)
-COUNT_INT_FIELDS = SCORE_FIELDS[:7]
+COUNT_INT_FIELDS = SCORE_COUNT_FIELDS
 TARGET_CSV_FIELDS = (
     "source_id",
     "length",
