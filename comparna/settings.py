@@ -177,6 +177,8 @@ PDB_DOWNLOAD_DIR = Path(os.environ.get("COMPARNA_PDB_DIR", DATA_DIR / "pdb"))
 # Chains released before this date form the novelty reference set; later ones are benchmarked.
 import datetime as _dt  # noqa: E402
 
+# Planned maximum size of the PDB set for the group-sequential boundary (information fraction = n / this).
+PDB_PLANNED_TARGETS = int(os.environ.get("COMPARNA_PDB_PLANNED_TARGETS", "2000"))
 PDB_BENCHMARK_START = _dt.date.fromisoformat(os.environ.get("COMPARNA_PDB_BENCHMARK_START", "2024-01-01"))
 
 # --- Rfam --------------------------------------------------------------------------------------------

@@ -441,6 +441,7 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
                 "verdict": pc.verdict,
                 "delta": pc.delta,
                 "alpha": pc.alpha,
+                "sequential": sequential_look(snapshot=snapshot, t_statistic=pc.t_test.statistic),
             }
         else:
             notes.append("Paired statistics need at least 3 common targets with differing per-target MCCs.")
@@ -928,3 +929,36 @@ def dataset_downloads(dataset: Dataset) -> list[dict]:
 def json_for_script(value: Any) -> str:
     """JSON safe inside a ``<script type="application/json">`` element."""
     return json.dumps(value).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def sequential_look(*, snapshot, t_statistic: float) -> dict | None:
+    """Group-sequential reading of a paired test on the weekly-growing PDB set (SCIENCE.md §6).
+
+    Each ranking snapshot of the subset with more targets than the one before is a look; the information
+    fraction is targets / ``PDB_PLANNED_TARGETS``. Returns None for static datasets (one look, no
+    correction needed).
+    """
+    from django.conf import settings
+
+    if snapshot.dataset.kind != Dataset.Kind.PDB:
+        return None
+    sizes: list[int] = []
+    history = snapshot.subset.rankings.filter(
+        definition=snapshot.definition, computed_at__lte=snapshot.computed_at
+    )
+    for n in history.order_by("computed_at", "pk").values_list("inputs__targets", flat=True):
+        if n and (not sizes or n > sizes[-1]):
+            sizes.append(int(n))
+    if not sizes:
+        return None
+    planned = max(settings.PDB_PLANNED_TARGETS, sizes[-1])
+    boundary = statistics.sequential_boundary([n / planned for n in sizes])
+    return {
+        "looks": len(sizes),
+        "targets": sizes[-1],
+        "planned": planned,
+        "z": float(boundary.z[-1]),
+        "nominal_p": float(boundary.nominal_p[-1]),
+        "crossed": boundary.crossed(len(sizes) - 1, t_statistic),
+        "method": boundary.describe(),
+    }
