@@ -19,4 +19,9 @@ SCHEDULE: dict = {
         "schedule": float(_interval) if _interval else crontab(day_of_week="thu", hour=6, minute=0),
         "options": {"queue": "default"},
     },
+    "assign-missing-families": {
+        "task": "ingest.tasks.assign_missing_families_task",
+        "schedule": float(os.environ.get("COMPARNA_FAMILY_SWEEP_INTERVAL_S", "3600")),
+        "options": {"queue": "default"},
+    },
 }

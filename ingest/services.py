@@ -521,8 +521,18 @@ def job_alignment(comparative_input, *, query_name: str = "query") -> str:
 
 def enqueue_family_assignment(target_ids: list[int], *, batch: int = 100) -> None:
     """After commit, send family-assignment tasks for new targets in batches (one cmscan run each)."""
+    from comparna.services.dispatch import send_after_commit
     from ingest.tasks import assign_families_task
 
     ids = sorted(target_ids)
-    chunks = [ids[k : k + batch] for k in range(0, len(ids), batch)]
-    transaction.on_commit(lambda: [assign_families_task.delay(chunk) for chunk in chunks])
+    send_after_commit(assign_families_task, [(ids[k : k + batch],) for k in range(0, len(ids), batch)])
+
+
+def targets_missing_family(*, library=None, limit: int = 500) -> list[int]:
+    """Targets with no family assignment under the current Rfam version (new, lost, or a new release)."""
+    library = library or rfam_library()
+    return list(
+        Target.objects.exclude(family_assignments__rfam_version=library.version)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )

@@ -52,3 +52,15 @@ def assign_families_task(target_ids: list[int]) -> int:
     )
     queue_predictions(versions=comparative, targets=targets)
     return sum(1 for r in rows.values() if r.accession)
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=3500, time_limit=3600)
+def assign_missing_families_task() -> int:
+    """Periodic sweep: targets without a family under the current Rfam version (a lost message, or a new
+    Rfam release) are assigned, in one batch per run. Returns how many were handled."""
+    from ingest.services import targets_missing_family
+
+    ids = targets_missing_family()
+    if ids:
+        assign_families_task(ids)
+    return len(ids)

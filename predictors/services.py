@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from comparna.models import Target
 from comparna.rna.canonical import structure_to_text
+from comparna.services.dispatch import send_after_commit
 from predictors.models import Method, MethodVersion, Prediction
 
 log = logging.getLogger(__name__)
@@ -154,7 +155,7 @@ def queue_predictions(
             .order_by("target__length", "pk")
             .values_list("pk", flat=True)
         )
-        transaction.on_commit(lambda: [run_prediction_task.delay(pk) for pk in queued])
+        send_after_commit(run_prediction_task, [(pk,) for pk in queued])
     return created
 
 
@@ -251,5 +252,5 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
         )
         Prediction.objects.filter(pk__in=lost).update(queued_at=now)
         resend = sorted(set(stuck) | set(lost))
-        transaction.on_commit(lambda: [run_prediction_task.delay(pk) for pk in resend])
+        send_after_commit(run_prediction_task, [(pk,) for pk in resend])
     return {"stuck": n_stuck, "resent": len(resend)}

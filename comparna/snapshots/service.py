@@ -45,6 +45,7 @@ from comparna.models_snapshots import DatasetSnapshot
 from comparna.rna.canonical import structure_from_text, structure_to_text
 from comparna.rna.formats import write_bpseq, write_ct, write_dot_bracket, write_fasta, write_pair_json
 from comparna.rna.structure import Structure, StructureFormatError
+from comparna.services.dispatch import send_after_commit
 from comparna.services.rankings import build_counts_table, inputs_hash, latest_snapshots, rank_subset
 from comparna.snapshots.archive import ArchiveError, ArchiveInfo, SnapshotWriter, iter_members, verify_archive
 from predictors.models import Method, MethodVersion, Prediction
@@ -712,7 +713,7 @@ def make_snapshot_if_changed(
     if background:
         from comparna.snapshot_tasks import build_snapshot_task
 
-        transaction.on_commit(lambda: build_snapshot_task.delay(snapshot.pk))
+        send_after_commit(build_snapshot_task, [(snapshot.pk,)])
     else:
         build_snapshot(snapshot=snapshot)
     return snapshot
