@@ -5,7 +5,7 @@ each sequence is run three ways, interleaved so that machine load hits them equa
 
 - ``bare``: ``subprocess.run`` of the catalogue command, no limits, no isolation;
 - ``local``: :class:`LocalRunner` (rlimits, cgroups, timeout, output capture, parsing; no isolation);
-- ``sandbox``: :class:`SandboxRunner` (all of the above inside bubblewrap as ``nobody``).
+- ``sandbox``: :class:`SandboxRunner` (all of the above inside bubblewrap as the unprivileged sandbox uid).
 
 Usage::
 

@@ -111,7 +111,7 @@ else
     if PYTHON=/usr/bin/python3 sh predictors/programs/setup_mxfold2.sh "$MXFOLD2_VENV" "$torch" >"$log" 2>&1 \
         && mxfold2_ok; then
       rm -f "$log"
-      chmod -R a+rX "$MXFOLD2_VENV"  # the sandbox runs predictors as nobody
+      chmod -R a+rX "$MXFOLD2_VENV"  # the sandbox runs predictors as an unprivileged uid
       note "MXfold2 $("$MXFOLD2_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mxfold2"))') ready"
     else
       # A half-built virtualenv would make the catalogue list a method that cannot run.

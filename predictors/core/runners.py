@@ -15,7 +15,8 @@ Limits applied to every run (and recorded in :attr:`RunResult.limits`):
 - address space (RLIMIT_AS) = ``spec.memory_limit_mb``, plus a memory cgroup with the same limit when the
   cgroup hierarchy is writable (counts tmpfs files too);
 - processes: a pids cgroup (``pids.max``) when writable. RLIMIT_NPROC is set as well but counts every
-  process of the uid and is ignored for root, so the sandbox first drops root to ``nobody``;
+  process of the uid and is ignored for root, so the sandbox first drops root to a uid of its own
+  (``SANDBOX_UID``);
 - output: RLIMIT_FSIZE caps every file the program writes, stdout and stderr included (they go to files,
   never to pipes held in memory), so 100 MB of output costs at most the cap on disk and in memory;
 - no core dumps (RLIMIT_CORE = 0).
@@ -51,9 +52,12 @@ STDERR_TAIL_BYTES = 4096
 STDOUT_KEEP_BYTES = 64 * 1024
 DEFAULT_OUTPUT_LIMIT_MB = 16
 DEFAULT_MAX_PROCESSES = 64
-#: The uid/gid a sandboxed program runs as when the worker is root (Debian's ``nobody``/``nogroup``).
-SANDBOX_UID = 65534
-SANDBOX_GID = 65534
+#: The uid/gid a sandboxed program runs as when the worker is root. A uid of its own, not ``nobody``:
+#: RLIMIT_NPROC counts every process of the uid, so another service running as ``nobody`` would eat into
+#: the sandbox's process budget, and leftovers of a run could not be told apart from that service's
+#: processes. ``COMPARNA_SANDBOX_UID`` overrides it (the gid follows the uid).
+SANDBOX_UID = int(os.environ.get("COMPARNA_SANDBOX_UID", "64901"))
+SANDBOX_GID = SANDBOX_UID
 #: Where the work directory appears inside the sandbox and the container.
 JOB_MOUNT = "/job"
 
@@ -651,7 +655,7 @@ class SandboxRunner(_ProcessRunner):
     Inside the sandbox the work directory is ``/job``; ``/usr``, ``/etc``, the repository and the
     virtualenv are read-only; all namespaces (network, pid, ipc, uts, user, cgroup) are new, so the
     program cannot see or signal other processes and has only a loopback interface. When the worker runs
-    as root the program runs as ``nobody`` (no capabilities, RLIMIT_NPROC enforceable).
+    as root the program runs as ``SANDBOX_UID`` (no capabilities, RLIMIT_NPROC enforceable).
 
     Parameters
     ----------
@@ -801,7 +805,7 @@ def run_prediction(
 
     Too-long sequences are not run (status ``too_long``). The FASTA input is written to ``workdir``
     (a fresh temporary directory, removed afterwards, when not given; a given one is left in place and
-    its ancestors must be searchable by ``nobody`` for the sandbox).
+    its ancestors must be searchable by ``SANDBOX_UID`` for the sandbox).
 
     Raises
     ------
