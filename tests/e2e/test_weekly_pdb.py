@@ -112,7 +112,8 @@ def test_weekly_poll_predicts_ranks_and_snapshots_unattended(mmcif_dir, tmp_path
                     one(
                         db,
                         "select count(*) from comparna_rankingsnapshot r join comparna_dataset d "
-                        "on d.id=r.dataset_id where d.slug='pdb'",
+                        "on d.id=r.dataset_id where d.slug='pdb' and (r.inputs->'methods') ?& %s",
+                        single,
                     )[0]
                     >= 2
                 ),
