@@ -1,26 +1,29 @@
 #!/usr/bin/env bash
 # Installs what the predictor runners need, on Debian 12, doing only what is missing (safe to re-run):
 #   1. Debian packages for the container runner (podman runc debootstrap uidmap slirp4netns fuse-overlayfs)
-#      and for compiling MXfold2's extension (python3-venv python3-dev g++);
+#      and for compiling extensions (python3-venv python3-dev g++);
 #   2. the Podman image the container runner and its tests use, built without a registry
 #      (debootstrap --variant=minbase + podman import; the suite is the host's, so that the mounted
 #      virtualenv's compiled modules load inside it);
-#   3. MXfold2's own virtualenv (predictors/programs/setup_mxfold2.sh) on Debian's /usr/bin/python3.
+#   3. methods with a virtualenv of their own (predictors/core/venvs.py), each built on Debian's
+#      /usr/bin/python3 by predictors/programs/setup_<name>.sh into $COMPARNA_VENVS_DIR/<name>
+#      (default .venvs/<name>): MXfold2. A venv is rebuilt when its setup script changes.
 # Run as root, or as the user that runs the workers with sudo available (the image lands in that user's
-# Podman storage). A step that cannot work here is skipped with a message, never a failure of the script.
+# Podman storage). A step that cannot work here is skipped with a message, never a failure of the script;
+# the catalogue lists a method only where its step succeeded.
 #
 # Overrides (for a test build that leaves the real ones alone):
 #   COMPARNA_PREDICTOR_IMAGE  image tag      (default localhost/comparna-bookworm-python:1)
-#   COMPARNA_MXFOLD2_VENV     virtualenv dir (default var/venvs/mxfold2, where the catalogue looks)
+#   COMPARNA_VENVS_DIR        method virtualenvs (default .venvs; the catalogue and the sandbox use it too)
 #   COMPARNA_TORCH            pip requirement or wheel file for torch (default: the CPU wheel in
-#                             /opt/wheels when present; otherwise MXfold2 is skipped unless this is set,
-#                             e.g. to torch==2.13.0, which from PyPI is a CUDA build of several GB)
-#   COMPARNA_SKIP_IMAGE=1, COMPARNA_SKIP_MXFOLD2=1  skip a step
+#                             /opt/wheels when present; otherwise torch methods are skipped unless this is
+#                             set, e.g. to torch==2.13.0, which from PyPI is a CUDA build of several GB)
+#   COMPARNA_SKIP_IMAGE=1, COMPARNA_SKIP_<NAME>=1 (e.g. COMPARNA_SKIP_MXFOLD2=1)  skip a step
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 IMAGE=${COMPARNA_PREDICTOR_IMAGE:-localhost/comparna-bookworm-python:1}
-MXFOLD2_VENV=${COMPARNA_MXFOLD2_VENV:-var/venvs/mxfold2}
+VENVS_DIR=${COMPARNA_VENVS_DIR:-.venvs}
 TORCH_WHEEL=/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -87,38 +90,62 @@ else
   PATH="$PATH:/usr/sbin:/sbin" build_image
 fi
 
-# --- 3. MXfold2's virtualenv ---------------------------------------------------------------------------
-mxfold2_ok() {
-  [ -x "$MXFOLD2_VENV/bin/python" ] && "$MXFOLD2_VENV/bin/python" -c 'import mxfold2.interface, torch' 2>/dev/null
+# --- 3. methods with a virtualenv of their own ----------------------------------------------------------
+torch_requirement() {
+  if [ -n "${COMPARNA_TORCH:-}" ]; then echo "$COMPARNA_TORCH"; elif [ -f "$TORCH_WHEEL" ]; then echo "$TORCH_WHEEL"; fi
 }
-if [ "${COMPARNA_SKIP_MXFOLD2:-0}" = 1 ]; then
-  note "MXfold2 step skipped (COMPARNA_SKIP_MXFOLD2=1)"
-elif mxfold2_ok; then
-  note "MXfold2 virtualenv present ($MXFOLD2_VENV)"
-else
-  torch=${COMPARNA_TORCH:-}
-  if [ -z "$torch" ] && [ -f "$TORCH_WHEEL" ]; then torch=$TORCH_WHEEL; fi
-  if [ -z "$torch" ]; then
-    skip "MXfold2: no torch 2.13.0 CPU wheel at $TORCH_WHEEL; set COMPARNA_TORCH=torch==2.13.0 to take it
-    from PyPI (a CUDA build of several GB). The catalogue lists MXfold2 only when its virtualenv exists."
-  elif ! [ -x /usr/bin/python3 ] || ! command -v g++ >/dev/null 2>&1; then
-    skip "MXfold2: /usr/bin/python3 or g++ missing"
-  else
-    note "building the MXfold2 virtualenv in $MXFOLD2_VENV (torch from $torch; about 2 minutes)"
-    rm -rf "$MXFOLD2_VENV"
-    mkdir -p "$(dirname "$MXFOLD2_VENV")"
-    log=$(mktemp /tmp/comparna-mxfold2-XXXXXX.log)
-    if PYTHON=/usr/bin/python3 sh predictors/programs/setup_mxfold2.sh "$MXFOLD2_VENV" "$torch" >"$log" 2>&1 \
-        && mxfold2_ok; then
-      rm -f "$log"
-      chmod -R a+rX "$MXFOLD2_VENV"  # the sandbox runs predictors as an unprivileged uid
-      note "MXfold2 $("$MXFOLD2_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mxfold2"))') ready"
-    else
-      # A half-built virtualenv would make the catalogue list a method that cannot run.
-      rm -rf "$MXFOLD2_VENV"
-      tail -n 20 "$log" >&2
-      skip "MXfold2: building its virtualenv failed (log: $log); the catalogue leaves MXfold2 out"
+# The stamp says which setup script (and torch) built a venv; a venv without a matching stamp is rebuilt.
+venv_stamp() { { sha256sum "$1" | cut -d' ' -f1; echo "${2:-}"; } | sha256sum | cut -d' ' -f1; }
+
+# method_venv NAME LABEL NEEDS_TORCH(0|1): build $VENVS_DIR/NAME with predictors/programs/setup_NAME.sh.
+method_venv() {
+  local name=$1 label=$2 needs_torch=$3
+  local dir="$VENVS_DIR/$name" setup="predictors/programs/setup_$name.sh" skipvar torch="" want log start
+  skipvar="COMPARNA_SKIP_$(echo "$name" | tr '[:lower:]' '[:upper:]')"
+  if [ "${!skipvar:-0}" = 1 ]; then note "$label step skipped ($skipvar=1)"; return 0; fi
+  if [ "$needs_torch" = 1 ]; then
+    torch=$(torch_requirement)
+    if [ -z "$torch" ]; then
+      skip "$label: no torch 2.13.0 CPU wheel at $TORCH_WHEEL; set COMPARNA_TORCH=torch==2.13.0 to take it
+    from PyPI (a CUDA build of several GB). The catalogue lists $label only when its virtualenv exists."
+      return 0
     fi
   fi
-fi
+  want=$(venv_stamp "$setup" "$torch")
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.comparna-stamp" 2>/dev/null)" = "$want" ]; then
+    note "$label virtualenv present ($dir)"; return 0
+  fi
+  # Before the data directory was hidden from the sandbox, method venvs lived in var/venvs: move one that
+  # was built by the same setup script instead of building it again (a venv's python resolves its
+  # site-packages relative to itself, so a moved venv runs).
+  if [ ! -e "$dir" ] && [ -x "var/venvs/$name/bin/python" ]; then
+    mkdir -p "$VENVS_DIR"
+    mv "var/venvs/$name" "$dir"
+    if PYTHON=/usr/bin/python3 sh "$setup" --check "$dir" >/dev/null 2>&1; then
+      echo "$want" > "$dir/.comparna-stamp"
+      note "$label virtualenv moved from var/venvs/$name to $dir"; return 0
+    fi
+  fi
+  if ! [ -x /usr/bin/python3 ] || ! command -v g++ >/dev/null 2>&1; then
+    skip "$label: /usr/bin/python3 or g++ missing"; return 0
+  fi
+  note "building the $label virtualenv in $dir${torch:+ (torch from $torch)}"
+  rm -rf "$dir"
+  mkdir -p "$VENVS_DIR"
+  log=$(mktemp "/tmp/comparna-$name-XXXXXX.log")
+  start=$(date +%s)
+  if PYTHON=/usr/bin/python3 sh "$setup" "$dir" "$torch" >"$log" 2>&1 \
+      && PYTHON=/usr/bin/python3 sh "$setup" --check "$dir" >>"$log" 2>&1; then
+    rm -f "$log"
+    chmod -R a+rX "$dir"  # the sandbox runs predictors as an unprivileged uid
+    echo "$want" > "$dir/.comparna-stamp"
+    note "$label ready in $(( $(date +%s) - start )) s ($dir)"
+  else
+    # A half-built virtualenv would make the catalogue list a method that cannot run.
+    rm -rf "$dir"
+    tail -n 20 "$log" >&2
+    skip "$label: building its virtualenv failed (log: $log); the catalogue leaves $label out"
+  fi
+}
+method_venv mxfold2 MXfold2 1
 note "done"

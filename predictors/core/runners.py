@@ -43,6 +43,7 @@ from typing import Any, Protocol
 from comparna.rna.structure import Structure, StructureFormatError
 from predictors.core.parsers import Probabilities, parse_output
 from predictors.core.spec import PredictorSpec
+from predictors.core.venvs import venvs_dir
 
 STATUSES = ("ok", "failed", "timeout", "too_long", "unparsable", "infrastructure_error")
 
@@ -389,6 +390,7 @@ def format_argv(
         "alignment": alignment if alignment is not None else "",
         "workdir": workdir,
         "python": python,
+        "venvs": str(venvs_dir()),
     }
     return [element.format_map(values) for element in spec.argv]
 
@@ -705,6 +707,8 @@ class SandboxRunner(_ProcessRunner):
         venv = Path(sys.prefix).resolve()
         if REPO_ROOT not in venv.parents and venv != REPO_ROOT:
             paths.append(str(venv))
+        if venvs_dir().is_dir() and REPO_ROOT not in venvs_dir().parents:  # method venvs (core/venvs.py)
+            paths.append(str(venvs_dir()))
         paths.extend(self.extra_ro_binds)
         return paths
 

@@ -20,6 +20,7 @@ PLACEHOLDERS: dict[str, str] = {
     "alignment": "path of the input alignment file, inside the work directory",
     "workdir": "the writable work directory of the run (the current directory of the program)",
     "python": "the Python interpreter that runs CompaRNA's own wrappers (predictors.programs)",
+    "venvs": "the directory of method virtualenvs (COMPARNA_VENVS_DIR, default <repo>/.venvs), read-only",
 }
 
 INPUT_KINDS = ("single", "collection", "alignment")
@@ -99,6 +100,14 @@ class PredictorSpec:
     comparative_input : {"seed", "20"} or None
         For comparative methods, which homologue input they get (SCIENCE.md §4); None for single-sequence
         methods. A method run on both inputs is two specs, ``NAME(seed)`` and ``NAME(20)``.
+    licence : str
+        Licence of the program (and of its parameters/weights when they differ), shown to users.
+    training_data : tuple of str
+        Declared training data and parameter sources, one entry each: what the method's parameters were
+        fitted to, as its paper states. Catalogue entries use the keys of
+        :data:`predictors.catalogue.training.SOURCES` (which say which benchmark sets each one overlaps, for
+        the train/test leakage analysis); a registered method may give free text. A list is stored as a
+        tuple.
     """
 
     name: str
@@ -118,11 +127,15 @@ class PredictorSpec:
     description: str = ""
     output_file: str | None = None
     comparative_input: str | None = None
+    licence: str = ""
+    training_data: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        # Admin forms and the database hand over lists; store a tuple so the spec stays hashable.
+        # Admin forms and the database hand over lists; store tuples so the spec stays hashable.
         if not isinstance(self.argv, tuple):
             object.__setattr__(self, "argv", tuple(self.argv))
+        if not isinstance(self.training_data, tuple):
+            object.__setattr__(self, "training_data", tuple(self.training_data))
 
     # -- validation -------------------------------------------------------------------------------------
     def problems(self) -> list[str]:
@@ -184,6 +197,8 @@ class PredictorSpec:
             )
         if self.image is not None and not self.image.strip():
             out.append("image is an empty string; use None for no image")
+        if not all(isinstance(t, str) and t.strip() for t in self.training_data):
+            out.append("every training-data entry must be a non-empty string")
         if self.output_file is not None:
             parts = self.output_file.split("/")
             if not self.output_file or self.output_file.startswith("/") or ".." in parts:
@@ -202,8 +217,8 @@ class PredictorSpec:
         """Stable SHA-256 (hex) of everything that changes predictions.
 
         Program, version, argv, input kind, comparative input, output format and output file. Limits,
-        texts and the image tag do not change what a method predicts, so editing them keeps the method
-        version.
+        texts (citation, licence, declared training data) and the image tag do not change what a method
+        predicts, so editing them keeps the method version.
         """
         payload = {
             "comparative_input": self.comparative_input,
@@ -221,6 +236,7 @@ class PredictorSpec:
         """Plain JSON-able dict (argv as a list)."""
         d = asdict(self)
         d["argv"] = list(self.argv)
+        d["training_data"] = list(self.training_data)
         return d
 
     @classmethod

@@ -1,14 +1,23 @@
 #!/bin/sh
 # Build MXfold2's own virtualenv (it pins torch<2 on paper but runs with torch 2.13.0 here).
-# Usage: sh predictors/programs/setup_mxfold2.sh [VENV_DIR] [TORCH_WHEEL]
+# Usage: sh predictors/programs/setup_mxfold2.sh VENV_DIR TORCH   (TORCH: a wheel file or a pip requirement)
+#        sh predictors/programs/setup_mxfold2.sh --check VENV_DIR  (exit 0 when the venv can predict)
 # Needs python3.11, python3-dev and g++; compiling the C++ extension takes about a minute.
+# Called by scripts/install_predictors.sh, which decides where the venv goes (predictors/core/venvs.py).
 set -eu
-VENV=${1:-var/venvs/mxfold2}
-TORCH=${2:-/opt/wheels/torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl}
+if [ "${1:-}" = "--check" ]; then
+  # A real prediction (a 12-nt hairpin), not just an import: the compiled extension must load and fold.
+  printf '>check\nGGGGAAAACCCC\n' > "$2/.check.fa"
+  "$2/bin/python" -m mxfold2 predict "$2/.check.fa" | grep -q '^[.()]\{12\} '
+  rm -f "$2/.check.fa"
+  exit 0
+fi
+VENV=$1
+TORCH=$2
 PYTHON=${PYTHON:-/usr/bin/python3}  # Debian's Python: the sandbox binds /usr, not a pyenv in /root
 "$PYTHON" -m venv "$VENV"
 "$VENV/bin/pip" install -q "$TORCH"
-"$VENV/bin/pip" install -q "numpy<2" tqdm pybind11
+"$VENV/bin/pip" install -q numpy==1.26.4 tqdm==4.70.1 pybind11==3.1.0
 # The wheel carries its trained weights and C++ sources but no extension for Python 3.11.
 "$VENV/bin/pip" install -q --no-deps mxfold2==0.1.1
 PKG=$("$VENV/bin/python" -c "import importlib.util as u; print(u.find_spec('mxfold2').submodule_search_locations[0])")

@@ -73,13 +73,19 @@ def test_fingerprint_tracks_what_changes_results_only():
     assert replace(spec, argv=("demo-fold", "--fast", "{fasta}")).fingerprint() != fp
     assert replace(spec, version="1.1").fingerprint() != fp
     assert replace(spec, output_format="bpseq").fingerprint() != fp
-    # ... a new time limit, description or length limit is not.
+    # ... a new time limit, description, length limit, licence or declared training data is not.
     assert replace(spec, time_limit_s=5, description="x", max_length=10, citation="c").fingerprint() == fp
+    assert replace(spec, licence="MIT", training_data=("rfam-seed-model",)).fingerprint() == fp
 
 
 def test_dict_round_trip_and_unknown_fields():
-    spec = make(image="comparna/demo:1", produces_probabilities=True)
+    spec = make(image="comparna/demo:1", produces_probabilities=True, training_data=["a", "b"], licence="MIT")
+    assert spec.training_data == ("a", "b")  # stored as a tuple: the spec stays hashable
     assert PredictorSpec.from_dict(spec.as_dict()) == spec
+    # Specs stored before these fields existed still load.
+    old = {k: v for k, v in spec.as_dict().items() if k not in ("licence", "training_data")}
+    assert PredictorSpec.from_dict(old).training_data == ()
+    assert "training-data entry" in " ".join(make(training_data=("ok", " ")).problems())
     with pytest.raises(ValueError, match="unknown predictor spec fields: colour"):
         PredictorSpec.from_dict({**spec.as_dict(), "colour": "red"})
 

@@ -1,0 +1,55 @@
+"""Methods that run in a virtualenv of their own (predictors/core/venvs.py): listed only where it exists."""
+
+from __future__ import annotations
+
+from predictors.catalogue._factory import NOT_INSTALLED, Program
+from predictors.core.spec import PredictorSpec
+from predictors.core.venvs import venv_python, venv_versions
+
+# MXfold2 in the sandbox: 100 nt 3.8 s / 202 MB, 306 nt 6.9 s / 434 MB, 504 nt 15 s / 845 MB,
+# 824 nt 43 s / 1993 MB (memory grows about quadratically, so 1000 nt needs about 3 GB).
+MXFOLD2_MAX_LENGTH, MXFOLD2_TIME_LIMIT = 1000, 300.0
+
+
+def _venv_program(name: str, dist: str, **fields) -> Program:
+    """A program whose ``dist`` is installed in venv ``name`` (version "not-installed" otherwise)."""
+    versions = venv_versions(name, dist, "torch")
+    program = fields.pop("program")
+    if "torch" in versions:
+        program += f" (own virtualenv, torch {versions['torch']})"
+    return Program(
+        program=program,
+        version=versions.get(dist.lower(), NOT_INSTALLED),
+        python=venv_python(name, placeholder=True),
+        **fields,
+    )
+
+
+MXFOLD2 = _venv_program(
+    "mxfold2",
+    "mxfold2",
+    program="mxfold2 predict",
+    citation="Sato K, Akiyama M, Sakakibara Y. RNA secondary structure prediction using deep learning with "
+    "thermodynamic integration. Nat Commun 12:941 (2021)",
+    url="https://github.com/mxfold/mxfold2",
+    licence="MIT",
+    training_data=("mxfold2-trainsetab", "turner2004-melting"),
+    command=(venv_python("mxfold2", placeholder=True), "-m", "mxfold2", "predict"),
+)
+
+
+def venv_variants() -> tuple[PredictorSpec, ...]:
+    specs = []
+    if MXFOLD2.installed:
+        specs.append(
+            MXFOLD2.variant(
+                "MXfold2",
+                output_format="dot-bracket",
+                max_length=MXFOLD2_MAX_LENGTH,
+                time_limit_s=MXFOLD2_TIME_LIMIT,
+                memory_limit_mb=6144,
+                description="Deep-learning folding scores integrated with Turner free energies (model "
+                "TrainSetAB shipped in the wheel), Zuker-style decoding; CPU.",
+            )
+        )
+    return tuple(specs)
