@@ -1,4 +1,8 @@
-"""The Celery application; schedules live in ``<app>/scheduled.py`` and are collected here."""
+"""The Celery application (``celery -A comparna.celery:app worker|beat``).
+
+Schedules live in ``<app>/scheduled.py`` and are collected into the settings; Django processes load this
+module from :meth:`comparna.apps.ComparnaConfig.ready`.
+"""
 
 from __future__ import annotations
 

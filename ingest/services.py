@@ -514,7 +514,7 @@ def store_comparative_inputs(*, target: Target, assignment, library) -> list:
 
 def job_alignment(comparative_input, *, query_name: str = "query") -> str:
     """The stored alignment with the query row renamed to the name comparative specs use (``--query``)."""
-    from ingest.rfam.stockholm import rename_sequence
+    from comparna.rna.stockholm import rename_sequence
 
     return rename_sequence(comparative_input.alignment, comparative_input.query_name, query_name)
 

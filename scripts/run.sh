@@ -22,10 +22,10 @@ $PY manage.py queue_predictions
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
-.venv/bin/celery -A comparna worker -Q predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
+.venv/bin/celery -A comparna.celery:app worker -Q predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
   -l info > "$logs/worker-predict.log" 2>&1 & pids+=($!)
-.venv/bin/celery -A comparna worker -Q default -n default@%h -c 1 -l info > "$logs/worker-default.log" 2>&1 & pids+=($!)
-.venv/bin/celery -A comparna beat -l info > "$logs/beat.log" 2>&1 & pids+=($!)
+.venv/bin/celery -A comparna.celery:app worker -Q default -n default@%h -c 1 -l info > "$logs/worker-default.log" 2>&1 & pids+=($!)
+.venv/bin/celery -A comparna.celery:app beat -l info > "$logs/beat.log" 2>&1 & pids+=($!)
 echo "==> CompaRNA on http://127.0.0.1:8000/  (logs in $logs; predictions fill in as workers run)"
 .venv/bin/gunicorn comparna.wsgi -b "${COMPARNA_BIND:-127.0.0.1:8000}" -w 2 --access-logfile - &
 pids+=($!)

@@ -33,14 +33,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from ingest.rfam.library import RfamFamily, RfamLibrary, RfamLibraryError
-from ingest.rfam.stockholm import (
+from comparna.rna.stockholm import (
     StockholmAlignment,
     read_stockholm,
     residue_columns,
     ungap,
     write_stockholm,
 )
+from ingest.rfam.library import RfamFamily, RfamLibrary, RfamLibraryError
 
 __all__ = [
     "ComparativeInput",

@@ -59,7 +59,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from ingest.rfam.stockholm import StockholmAlignment, read_stockholm
+from comparna.rna.stockholm import StockholmAlignment, read_stockholm
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LIBRARY_ENV = "COMPARNA_RFAM_LIBRARY"

@@ -26,8 +26,8 @@ import sys
 
 import RNA
 
-from ingest.rfam.projection import project_consensus, project_probabilities
-from ingest.rfam.stockholm import GAP_CHARACTERS, read_stockholm, ungap
+from comparna.rna.projection import project_consensus, project_probabilities
+from comparna.rna.stockholm import GAP_CHARACTERS, read_stockholm, ungap
 from predictors.programs._common import DEFAULT_CUTOFF, package_version, print_pairs_json
 
 

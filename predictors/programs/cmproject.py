@@ -14,8 +14,8 @@ import argparse
 import subprocess
 import sys
 
-from ingest.rfam.projection import project_consensus
-from ingest.rfam.stockholm import read_stockholm, ungap
+from comparna.rna.projection import project_consensus
+from comparna.rna.stockholm import read_stockholm, ungap
 from predictors.programs._common import print_pairs_json
 
 

@@ -8,9 +8,9 @@ import pytest
 from django.core.management import call_command
 
 from comparna.models import Target
+from comparna.rna.stockholm import read_stockholm, ungap
 from ingest.models import ComparativeInput, FamilyAssignment
 from ingest.rfam.inputs import sequence_identity
-from ingest.rfam.stockholm import read_stockholm, ungap
 from ingest.services import assign_families, rfam_library
 from predictors.models import Prediction
 from predictors.services import execute_prediction, queue_predictions, sync_predictors

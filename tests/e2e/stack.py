@@ -166,7 +166,7 @@ class Stack:
             [
                 str(VENV_BIN / "celery"),
                 "-A",
-                "comparna",
+                "comparna.celery:app",
                 "worker",
                 "-Q",
                 queue,
@@ -187,7 +187,7 @@ class Stack:
             [
                 str(VENV_BIN / "celery"),
                 "-A",
-                "comparna",
+                "comparna.celery:app",
                 "beat",
                 "-l",
                 "info",

@@ -13,7 +13,7 @@ import pytest
 import RNA
 
 from comparna.rna.formats import parse_dot_bracket
-from ingest.rfam.stockholm import rename_sequence
+from comparna.rna.stockholm import rename_sequence
 from predictors.catalogue import load_catalogue
 from predictors.core.runners import REPO_ROOT, SandboxRunner, run_prediction
 from predictors.programs.linearpartition_fold import threshknot

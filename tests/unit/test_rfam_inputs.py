@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from comparna.rna.projection import project_consensus, project_pairs, project_probabilities
+from comparna.rna.stockholm import StockholmError, parse_wuss, read_stockholm, write_stockholm
 from comparna.rna.structure import Structure
 from ingest.rfam.inputs import (
     align_to_family,
@@ -13,8 +15,6 @@ from ingest.rfam.inputs import (
     twenty_input,
 )
 from ingest.rfam.library import TESTSUITE_DIR, build_library
-from ingest.rfam.projection import project_consensus, project_pairs, project_probabilities
-from ingest.rfam.stockholm import StockholmError, parse_wuss, read_stockholm, write_stockholm
 
 # Yeast tRNA-Phe (PDB 1EHZ) and its textbook cloverleaf (Kim et al., Science 1974; Sprinzl numbering):
 # acceptor 1-72..7-66, D stem 10-25..13-22, anticodon stem 27-43..31-39, T stem 49-65..53-61.
@@ -221,7 +221,7 @@ def test_align_seed_input_keeps_the_seed_and_handles_a_member_query(library):
 
 
 def test_rename_sequence_keeps_rows_and_columns():
-    from ingest.rfam.stockholm import read_stockholm, rename_sequence
+    from comparna.rna.stockholm import read_stockholm, rename_sequence
 
     text = "# STOCKHOLM 1.0\nq1 ACGU-A\nquery AC-UUA\n#=GC SS_cons <<..>>\n//\n"
     (aln,) = read_stockholm(rename_sequence(text, "q1", "query"))

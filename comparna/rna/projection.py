@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from comparna.rna.stockholm import parse_wuss, residue_columns
 from comparna.rna.structure import Structure
-from ingest.rfam.stockholm import parse_wuss, residue_columns
 
 
 def column_to_position(aligned_row: str) -> dict[int, int]:
