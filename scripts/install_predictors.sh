@@ -7,7 +7,9 @@
 #      virtualenv's compiled modules load inside it);
 #   3. methods with a virtualenv of their own (predictors/core/venvs.py), each built on Debian's
 #      /usr/bin/python3 by predictors/programs/setup_<name>.sh into $COMPARNA_VENVS_DIR/<name>
-#      (default .venvs/<name>): MXfold2. A venv is rebuilt when its setup script changes.
+#      (default .venvs/<name>): MXfold2. A venv is rebuilt when its setup script changes;
+#   4. reference data for the energy cross-checks of the test suite, from the packages' published source
+#      distributions on PyPI: ViennaRNA's parameter files (.par) in $COMPARNA_VENVS_DIR/_data/.
 # Run as root, or as the user that runs the workers with sudo available (the image lands in that user's
 # Podman storage). A step that cannot work here is skipped with a message, never a failure of the script;
 # the catalogue lists a method only where its step succeeded.
@@ -148,4 +150,38 @@ method_venv() {
   fi
 }
 method_venv mxfold2 MXfold2 1
+
+# --- 4. reference data for the cross-checks -----------------------------------------------------------
+# ViennaRNA's energy parameter files as published in its sdist (static/misc/rna_*.hex, the hex-encoded .par
+# files compiled into the library): the test suite evaluates energies from them with an evaluator of its
+# own, which proves which parameter set a run used (tests/support/vienna_par.py).
+vienna_reference() {
+  local version dest tmp
+  version=$(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("ViennaRNA"))' 2>/dev/null) || {
+    skip "ViennaRNA parameter files: ViennaRNA is not installed in .venv"; return 0; }
+  dest="$VENVS_DIR/_data/viennarna-$version"
+  if [ -f "$dest/rna_langdon2018.par" ]; then note "ViennaRNA $version parameter files present ($dest)"; return 0; fi
+  tmp=$(mktemp -d /tmp/comparna-vienna-XXXXXX)
+  if ! .venv/bin/pip download -q --no-deps --no-binary :all: "viennarna==$version" -d "$tmp" >/dev/null 2>&1; then
+    rm -rf "$tmp"; skip "ViennaRNA parameter files: could not download the viennarna==$version sdist"; return 0
+  fi
+  mkdir -p "$dest"
+  .venv/bin/python - "$tmp"/viennarna-*.tar.gz "$dest" <<'PY'
+import hashlib, re, sys, tarfile
+from pathlib import Path
+archive, dest = Path(sys.argv[1]), Path(sys.argv[2])
+with tarfile.open(archive) as tar:
+    for member in tar.getmembers():
+        m = re.search(r"/static/misc/(rna_(?:turner|andronescu|langdon)\d{4})\.hex$", member.name)
+        if m:
+            hexdump = tar.extractfile(member).read().decode()
+            data = bytes(int(x, 16) for x in re.findall(r"0x([0-9a-fA-F]{2})", hexdump)).rstrip(b"\0")
+            (dest / f"{m.group(1)}.par").write_bytes(data)
+(dest / "SOURCE").write_text(f"{archive.name} sha256 {hashlib.sha256(archive.read_bytes()).hexdigest()}\n")
+PY
+  rm -rf "$tmp"
+  chmod -R a+rX "$VENVS_DIR/_data"
+  note "ViennaRNA $version parameter files extracted to $dest ($(ls "$dest"/*.par | wc -l) sets)"
+}
+if [ "${COMPARNA_SKIP_REFERENCE:-0}" = 1 ]; then note "reference data skipped (COMPARNA_SKIP_REFERENCE=1)"; else vienna_reference; fi
 note "done"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from predictors.catalogue._factory import Program, dist_version
+from dataclasses import dataclass
+
+from predictors.catalogue._factory import Program, dist_version, join_citations
 from predictors.core.spec import PredictorSpec
 
 VIENNA_VERSION = dist_version("ViennaRNA")
@@ -27,49 +29,137 @@ RNAFOLD = Program(
     citation=VIENNA_CITE,
     url=VIENNA_URL,
     licence=VIENNA_LICENCE,
-    training_data=("turner2004-melting", "turner2004-structure-fit"),
     module="vienna_fold",
     defaults={"max_length": 4000},
 )
 
 
+@dataclass(frozen=True)
+class ParameterSet:
+    """One energy parameter file compiled into ViennaRNA (``vienna_fold --params <key>``)."""
+
+    key: str
+    label: str  # in spec names, e.g. RNAfold-Turner1999-MFE; "" for the default set
+    text: str  # in descriptions
+    citation: str
+    training: tuple[str, ...]
+
+
+PARAMETER_SETS = (
+    ParameterSet(
+        "turner2004",
+        "",
+        "Turner 2004 parameters (ViennaRNA defaults, -d2)",
+        "Mathews DH et al. PNAS 101:7287-7292 (2004)",
+        ("turner2004-melting", "turner2004-structure-fit"),
+    ),
+    ParameterSet(
+        "turner1999",
+        "Turner1999",
+        "Turner 1999 parameters (rna_turner1999.par, -d2)",
+        "Mathews DH, Sabina J, Zuker M, Turner DH. J Mol Biol 288:911-940 (1999)",
+        ("turner1999-melting", "turner1999-structure-fit"),
+    ),
+    ParameterSet(
+        "andronescu2007",
+        "Andronescu2007",
+        "Andronescu 2007 parameters (rna_andronescu2007.par, -d2)",
+        "Andronescu M, Condon A, Hoos HH, Mathews DH, Murphy KP. Bioinformatics 23:i19-i28 (2007)",
+        ("andronescu2007-rnastrand", "turner1999-melting"),
+    ),
+    ParameterSet(
+        "langdon2018",
+        "Langdon2018",
+        "Langdon 2018 parameters (rna_langdon2018.par, -d2)",
+        "Langdon WB, Petke J, Lorenz R. EuroGP 2018, LNCS 10781:220-236 (2018)",
+        ("langdon2018-rnastrand", "turner2004-melting", "turner2004-structure-fit"),
+    ),
+)
+SFOLD_SAMPLES, SFOLD_SEED = "1000", "20051157"
+_SFOLD_CITE = (
+    "Ding Y, Lawrence CE. A statistical sampling algorithm for RNA secondary structure prediction. Nucleic "
+    "Acids Res 31:7280-7301 (2003); Ding Y, Chan CY, Lawrence CE. RNA 11:1157-1166 (2005); Chan CY, "
+    "Lawrence CE, Ding Y. Bioinformatics 21:3926-3928 (2005)"
+)
+
+
+def _name(prefix: str, pset: ParameterSet, suffix: str = "") -> str:
+    return "-".join(part for part in (prefix, pset.label, suffix) if part)
+
+
 def rnafold_variants() -> tuple[PredictorSpec, ...]:
-    """RNAfold-MFE, -MEA and -centroid with the default (Turner 2004) parameters."""
-    return (
+    """RNAfold-[SET-]MFE, -MEA and -centroid for every parameter set.
+
+    The default set keeps the names and commands it always had (no ``--params``), so its method versions
+    do not change.
+    """
+    specs = []
+    for pset in PARAMETER_SETS:
+        params = () if pset.key == "turner2004" else ("--params", pset.key)
+        specs += [
+            RNAFOLD.variant(
+                _name("RNAfold", pset, "MFE"),
+                "--mode",
+                "mfe",
+                *params,
+                cite=join_citations(_DECODER_CITE["mfe"], pset.citation),
+                training=pset.training,
+                output_format="dot-bracket",
+                time_limit_s=300,
+                memory_limit_mb=4096,
+                description=f"Minimum free energy structure, {pset.text}.",
+            ),
+            RNAFOLD.variant(
+                _name("RNAfold", pset, "MEA"),
+                "--mode",
+                "mea",
+                "--gamma",
+                "1.0",
+                *params,
+                cite=join_citations(_DECODER_CITE["mea"], pset.citation),
+                training=pset.training,
+                output_format="pairs-json",
+                time_limit_s=600,
+                memory_limit_mb=6144,
+                produces_probabilities=True,
+                description=f"Maximum expected accuracy structure (gamma = 1) from the McCaskill partition "
+                f"function, {pset.text}; pair probabilities >= 0.001 stored.",
+            ),
+            RNAFOLD.variant(
+                _name("RNAfold", pset, "centroid"),
+                "--mode",
+                "centroid",
+                *params,
+                cite=join_citations(_DECODER_CITE["centroid"], pset.citation),
+                training=pset.training,
+                output_format="pairs-json",
+                time_limit_s=600,
+                memory_limit_mb=6144,
+                produces_probabilities=True,
+                description="Centroid of the Boltzmann ensemble (pairs with probability > 0.5), "
+                f"{pset.text}; pair probabilities >= 0.001 stored.",
+            ),
+        ]
+    return tuple(specs)
+
+
+def sampling_variants() -> tuple[PredictorSpec, ...]:
+    """Sfold's procedure (sample, cluster, centroid of the largest cluster) on every parameter set."""
+    return tuple(
         RNAFOLD.variant(
-            "RNAfold-MFE",
-            "--mode",
-            "mfe",
-            cite=_DECODER_CITE["mfe"],
-            output_format="dot-bracket",
-            time_limit_s=300,
-            memory_limit_mb=4096,
-            description="Minimum free energy structure, Turner 2004 parameters (ViennaRNA defaults, -d2).",
-        ),
-        RNAFOLD.variant(
-            "RNAfold-MEA",
-            "--mode",
-            "mea",
-            "--gamma",
-            "1.0",
-            cite=_DECODER_CITE["mea"],
+            _name("Sfold-style-sampling", pset),
+            *("--mode", "sfold", "--samples", SFOLD_SAMPLES, "--seed", SFOLD_SEED, "--params", pset.key),
+            cite=join_citations(_SFOLD_CITE, pset.citation),
+            training=pset.training,
             output_format="pairs-json",
             time_limit_s=600,
             memory_limit_mb=6144,
             produces_probabilities=True,
-            description="Maximum expected accuracy structure (gamma = 1) from the McCaskill partition "
-            "function; pair probabilities >= 0.001 stored.",
-        ),
-        RNAFOLD.variant(
-            "RNAfold-centroid",
-            "--mode",
-            "centroid",
-            cite=_DECODER_CITE["centroid"],
-            output_format="pairs-json",
-            time_limit_s=600,
-            memory_limit_mb=6144,
-            produces_probabilities=True,
-            description="Centroid of the Boltzmann ensemble (pairs with probability > 0.5); pair "
-            "probabilities >= 0.001 stored.",
-        ),
+            description=f"Sfold's procedure with ViennaRNA: {SFOLD_SAMPLES} structures sampled from the "
+            f"Boltzmann ensemble ({pset.text}, fixed seed {SFOLD_SEED}), Ward clustering on base-pair "
+            "distance with the number of clusters (<= 20) chosen by the Calinski-Harabasz index; the "
+            "prediction is the centroid of the most populated cluster. The stored probabilities are the "
+            "sample's pair frequencies. A re-implementation of the published procedure, not Sfold itself.",
+        )
+        for pset in PARAMETER_SETS
     )

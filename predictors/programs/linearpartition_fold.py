@@ -31,6 +31,30 @@ def threshknot(probs: list[tuple[int, int, float]], theta: float) -> list[tuple[
     return [(i, j) for i, j, p in probs if p >= theta and p == best[i] and p == best[j]]
 
 
+def predict(
+    sequence: str,
+    *,
+    params: str = "vienna",
+    decoder: str = "mea",
+    theta: float = 0.3,
+    beam: int = 100,
+    cutoff: float = DEFAULT_CUTOFF,
+) -> dict:
+    """``{"pairs": [(i, j)], "probabilities": [(i, j, p)] (p >= cutoff), "extra": {...}}``, 1-based."""
+    result = linearpartition.partition(sequence, mode=params, beamsize=beam)
+    # The module's positions are 0-based.
+    probs = [(int(i) + 1, int(j) + 1, float(p)) for i, j, p in result["bpp"]]
+    if decoder == "mea":
+        pairs = parse_dot_bracket(result["structure"]).pairs
+    else:
+        pairs = threshknot(probs, theta)
+    return {
+        "pairs": pairs,
+        "probabilities": [(i, j, p) for i, j, p in probs if p >= cutoff],
+        "extra": {"ensemble_free_energy": round(float(result["free_energy"]), 3)},
+    }
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = base_parser(__doc__.splitlines()[0], "linearpartition-unofficial")
     parser.add_argument("--params", choices=("vienna", "eterna"), default="vienna")
@@ -40,20 +64,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF, help="probability cut-off")
     args = parser.parse_args(argv)
     _name, seq = read_query(args.fasta)
-    result = linearpartition.partition(seq, mode=args.params, beamsize=args.beam)
-    # The module's positions are 0-based.
-    probs = [(int(i) + 1, int(j) + 1, float(p)) for i, j, p in result["bpp"]]
-    if args.decoder == "mea":
-        pairs = parse_dot_bracket(result["structure"]).pairs
-    else:
-        pairs = threshknot(probs, args.theta)
+    result = predict(
+        seq, params=args.params, decoder=args.decoder, theta=args.theta, beam=args.beam, cutoff=args.cutoff
+    )
     print_pairs_json(
         program=f"LinearPartition-{args.params} {args.decoder}",
         version=package_version("linearpartition-unofficial"),
         sequence=seq,
-        pairs=pairs,
-        probabilities=[(i, j, p) for i, j, p in probs if p >= args.cutoff],
-        extra={"ensemble_free_energy": round(float(result["free_energy"]), 3)},
+        pairs=result["pairs"],
+        probabilities=result["probabilities"],
+        extra=result["extra"],
     )
 
 

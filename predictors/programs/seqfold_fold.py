@@ -11,13 +11,19 @@ from seqfold import dg, dot_bracket, fold
 from predictors.programs._common import base_parser, print_dot_bracket, read_query
 
 
+def predict(sequence: str, *, temp: float = 37.0) -> dict:
+    """``{"structure": dot-bracket, "energy": kcal/mol}`` of one sequence."""
+    structs = fold(sequence, temp=temp)
+    return {"structure": dot_bracket(sequence, structs), "energy": dg(sequence, temp=temp)}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = base_parser(__doc__.splitlines()[0], "seqfold")
     parser.add_argument("--temp", type=float, default=37.0, help="temperature in Celsius")
     args = parser.parse_args(argv)
     name, seq = read_query(args.fasta)
-    structs = fold(seq, temp=args.temp)
-    print_dot_bracket(name, seq, dot_bracket(seq, structs), dg(seq, temp=args.temp))
+    result = predict(seq, temp=args.temp)
+    print_dot_bracket(name, seq, result["structure"], result["energy"])
 
 
 if __name__ == "__main__":

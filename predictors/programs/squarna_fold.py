@@ -26,20 +26,28 @@ def top_structure(output: str, length: int) -> str:
     raise ValueError("no structure ranked #1 in SQUARNA's output")
 
 
+def predict(sequence: str, *, config: str | None = None) -> dict:
+    """``{"structure": dot-bracket}``: SQUARNA's top-ranked structure (``ValueError`` if it printed none;
+    the message carries the end of SQUARNA's output)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        Predict(inputseq=sequence, threads=1, configfile=config, ignorewarn=True)
+    try:
+        return {"structure": top_structure(buf.getvalue(), len(sequence))}
+    except ValueError as exc:
+        raise ValueError(f"{exc}\n{buf.getvalue()[-2000:]}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = base_parser(__doc__.splitlines()[0], "SQUARNA")
     parser.add_argument("--config", default=None, help="SQUARNA config name (default: by length)")
     args = parser.parse_args(argv)
     name, seq = read_query(args.fasta)
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        Predict(inputseq=seq, threads=1, configfile=args.config, ignorewarn=True)
     try:
-        structure = top_structure(buf.getvalue(), len(seq))
+        result = predict(seq, config=args.config)
     except ValueError as exc:
-        sys.stderr.write(buf.getvalue()[-2000:])
         sys.exit(str(exc))
-    print_dot_bracket(name, seq, structure)
+    print_dot_bracket(name, seq, result["structure"])
 
 
 if __name__ == "__main__":
