@@ -13,7 +13,11 @@ import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("COMPARNA_DATA_DIR", BASE_DIR / "var")).resolve()
-DATA_DIR.mkdir(parents=True, exist_ok=True)  # the SQLite file, broker folders and downloads live here
+# The SQLite file, broker folders, logs, downloads and the generated secret key live here: private to the
+# service's user (the predictor sandbox never sees it either, see predictors/core/runners.py).
+DATA_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
+if DATA_DIR.stat().st_uid == os.geteuid() and DATA_DIR.stat().st_mode & 0o077:
+    DATA_DIR.chmod(0o700)
 SHARED_DATA_DIR = Path(os.environ.get("COMPARNA_SHARED_DATA", BASE_DIR.parent / "shared" / "data")).resolve()
 
 

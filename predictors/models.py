@@ -100,6 +100,9 @@ class Prediction(models.Model):
     runner = models.CharField(max_length=64, blank=True)
     limits = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveIntegerField(default=0)
+    worker = models.CharField(
+        max_length=80, blank=True, help_text="The process running it (workspace.process_token)."
+    )
     queued_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

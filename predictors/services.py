@@ -159,13 +159,23 @@ def queue_predictions(
     return created
 
 
+def worker_known_dead(token: str) -> bool:
+    """True only when the process recorded as running a prediction is certainly gone (same host)."""
+    from predictors.core.workspace import token_alive
+
+    return bool(token) and token_alive(token) is False
+
+
 def execute_prediction(*, prediction_id: int) -> Prediction:
     """Run one queued prediction through the runner and store exactly one final outcome.
 
-    A prediction already in a final state is returned untouched, so a re-delivered task is harmless.
+    A prediction already in a final state is returned untouched, so a re-delivered task is harmless. A
+    running one is left to its worker unless that worker is known dead (e.g. a pool child killed with
+    SIGKILL, whose message the broker delivers again): then this call takes it over at once.
     Raises InfrastructureError when the runner could not run the program at all (retried by the task).
     """
     from predictors.core.runners import run_prediction
+    from predictors.core.workspace import process_token
 
     with transaction.atomic():
         prediction = (
@@ -173,33 +183,43 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
             .select_related("method_version", "target")
             .get(pk=prediction_id)
         )
-        if prediction.status != Prediction.Status.QUEUED:
-            # Final: a re-delivered message. Running: another worker has it, or it died with it, in
-            # which case the sweep (requeue_stuck_predictions) puts it back to queued after its limit.
+        previous = prediction.worker
+        if prediction.status == Prediction.Status.RUNNING and worker_known_dead(previous):
+            log.warning("prediction %s: worker %s died while running it; taken over", prediction.pk, previous)
+        elif prediction.status != Prediction.Status.QUEUED:
+            # Final: a re-delivered message. Running: another worker has it, or it died with it on
+            # another host, in which case the sweep (requeue_stuck_predictions) puts it back after its limit.
             return prediction
         prediction.status = Prediction.Status.RUNNING
         prediction.attempts += 1
         prediction.started_at = timezone.now()
-        prediction.save(update_fields=["status", "attempts", "started_at"])
+        prediction.worker = process_token()
+        prediction.save(update_fields=["status", "attempts", "started_at", "worker"])
 
-    spec = spec_from_version(prediction.method_version)
-    alignment = None
-    if spec.comparative_input:
-        from ingest.services import job_alignment
+    try:
+        spec = spec_from_version(prediction.method_version)
+        alignment = None
+        if spec.comparative_input:
+            from ingest.services import job_alignment
 
-        comparative = (
-            prediction.target.comparative_inputs.filter(kind=spec.comparative_input).order_by("-created_at").first()
+            comparative = (
+                prediction.target.comparative_inputs.filter(kind=spec.comparative_input)
+                .order_by("-created_at")
+                .first()
+            )
+            if comparative is None:
+                raise InfrastructureError(f"{prediction.target} has no ({spec.comparative_input}) input")
+            alignment = job_alignment(comparative)
+        result = run_prediction(spec, prediction.target.sequence, alignment=alignment)
+        if result.status == Prediction.Status.INFRASTRUCTURE_ERROR:
+            raise InfrastructureError(result.message)
+        return store_result(prediction=prediction, result=result)
+    except BaseException as exc:
+        # Not left "running" by a live worker: back to queued for the retry (or the sweep).
+        Prediction.objects.filter(pk=prediction.pk, status=Prediction.Status.RUNNING).update(
+            status=Prediction.Status.QUEUED, error=str(exc)[-2000:], worker=""
         )
-        if comparative is None:
-            raise InfrastructureError(f"{prediction.target} has no ({spec.comparative_input}) input")
-        alignment = job_alignment(comparative)
-    result = run_prediction(spec, prediction.target.sequence, alignment=alignment)
-    if result.status == Prediction.Status.INFRASTRUCTURE_ERROR:
-        Prediction.objects.filter(pk=prediction.pk).update(
-            status=Prediction.Status.QUEUED, error=result.message[-2000:]
-        )
-        raise InfrastructureError(result.message)
-    return store_result(prediction=prediction, result=result)
+        raise
 
 
 @transaction.atomic
@@ -222,7 +242,10 @@ def store_result(*, prediction: Prediction, result) -> Prediction:
 
 
 def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | None = None) -> dict[str, int]:
-    """Re-queue predictions whose worker died (running past time limit + grace) or whose message was lost.
+    """Re-queue predictions whose worker died or whose message was lost.
+
+    A running prediction is stuck when its worker is known dead (same host) or, when that cannot be
+    told (another host or container), when it has been running past its time limit + ``grace_s``.
 
     Queued predictions older than ``lost_after_s`` are sent again (e.g. the broker lost its queue on a
     restart). Duplicated messages are harmless: only a ``queued`` prediction is ever run.
@@ -239,11 +262,14 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
     running = Prediction.objects.filter(status=Prediction.Status.RUNNING).select_related("method_version")
     for p in running:
         limit = float(p.method_version.spec.get("time_limit_s", 3600))
-        if p.started_at is None or p.started_at < now - timedelta(seconds=limit + grace_s):
+        if worker_known_dead(p.worker):
+            stuck.append(p.pk)  # its worker is gone: no need to wait for the limit
+        elif p.started_at is None or p.started_at < now - timedelta(seconds=limit + grace_s):
             stuck.append(p.pk)
     with transaction.atomic():
         n_stuck = Prediction.objects.filter(pk__in=stuck, status=Prediction.Status.RUNNING).update(
-            status=Prediction.Status.QUEUED, queued_at=now, error="re-queued: worker lost while running"
+            status=Prediction.Status.QUEUED, queued_at=now, error="re-queued: worker lost while running",
+            worker="",
         )
         lost = list(
             Prediction.objects.filter(

@@ -2,9 +2,35 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
+from celery.signals import worker_process_init, worker_ready
 
 from predictors.services import InfrastructureError, execute_prediction
+
+log = logging.getLogger(__name__)
+
+
+@worker_process_init.connect
+def clean_leftovers_on_start(**_kwargs) -> None:
+    """Each new pool process (also one replacing a killed child) removes the run dirs and cgroups of
+    workers known dead, killing whatever still runs in those cgroups."""
+    from predictors.core.workspace import clean_leftovers
+
+    removed = clean_leftovers()
+    if any(removed.values()):
+        log.warning("removed leftovers of dead workers: %s", removed)
+
+
+@worker_ready.connect
+def clean_container_leftovers_on_start(**_kwargs) -> None:
+    """Containers outlive a killed engine client; the worker's main process removes those of dead runs."""
+    from predictors.core.container import clean_container_leftovers
+
+    n = clean_container_leftovers()
+    if n:
+        log.warning("removed %d containers of dead workers", n)
 
 
 @shared_task(
@@ -27,6 +53,8 @@ def run_prediction_task(self, prediction_id: int) -> str:
 @shared_task(acks_late=True, queue="default", soft_time_limit=240, time_limit=300)
 def requeue_stuck_predictions_task() -> dict:
     """Periodic sweep: predictions whose worker died or whose message was lost are queued again."""
+    from predictors.core.workspace import clean_leftovers
     from predictors.services import requeue_stuck_predictions
 
+    clean_leftovers()
     return requeue_stuck_predictions()

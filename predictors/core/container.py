@@ -2,9 +2,11 @@
 
 Used when a spec names an image and an engine is installed (:func:`predictors.core.runners.select_runner`).
 Images need no registry: e.g. ``debootstrap --variant=minbase --include=python3 bookworm ROOT`` and
-``tar -C ROOT -c . | podman import - localhost/comparna-bookworm-python:1``. The repository and the
-virtualenv are mounted read-only at their host paths, so the same ``{python} -m predictors.programs...``
-commands run inside a Debian image whose Python matches the host's.
+``tar -C ROOT -c . | podman import - localhost/comparna-bookworm-python:1``. The Python environment, the
+method virtualenvs and the wrapper packages are mounted read-only as in the bubblewrap sandbox
+(:func:`predictors.core.runners.program_mounts`) — never the repository, the data directory or ``.git`` —
+so the same ``{python} -m predictors.programs...`` commands run inside a Debian image whose Python
+matches the host's.
 """
 
 from __future__ import annotations
@@ -14,22 +16,22 @@ import os
 import resource
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from predictors.core.runners import (
     JOB_MOUNT,
-    REPO_ROOT,
     SANDBOX_GID,
     SANDBOX_UID,
     Job,
     _ProcessRunner,
     _sandbox_env,
     decode_wrapped_returncode,
+    program_mounts,
 )
 from predictors.core.spec import PredictorSpec
+from predictors.core.workspace import CGROUP_RE, process_token, token_alive
 
 
 class ContainerRunner(_ProcessRunner):
@@ -91,7 +93,9 @@ class ContainerRunner(_ProcessRunner):
         return JOB_MOUNT
 
     def _container_name(self, job: Job) -> str:
-        return "comparna-" + hashlib.sha1(str(Path(job.workdir).resolve()).encode()).hexdigest()[:20]
+        # Named after this process: a later worker removes the container if this one dies mid-run.
+        digest = hashlib.sha1(str(Path(job.workdir).resolve()).encode()).hexdigest()[:8]
+        return f"comparna-{process_token()}-{digest}"
 
     def _prepare(self, job: Job) -> None:
         if os.getuid() == 0:
@@ -99,7 +103,9 @@ class ContainerRunner(_ProcessRunner):
             for p in Path(job.workdir).rglob("*"):
                 os.chown(p, SANDBOX_UID, SANDBOX_GID, follow_symlinks=False)
 
-    def _command(self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None) -> list[str]:
+    def _command(
+        self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None, fds: list[int]
+    ) -> list[str]:
         exe = shutil.which(self.engine)
         if exe is None:
             raise FileNotFoundError(f"container engine {self.engine!r} is not installed")
@@ -142,13 +148,11 @@ class ContainerRunner(_ProcessRunner):
             f"{SANDBOX_UID}:{SANDBOX_GID}",
             "--hostname",
             "comparna-container",
-            "-v",
-            f"{REPO_ROOT}:{REPO_ROOT}:ro",
         ]
-        venv = Path(sys.prefix).resolve()
-        if REPO_ROOT not in venv.parents:
-            cmd += ["-v", f"{venv}:{venv}:ro"]
-        cmd += ["-v", f"{job.workdir}:{JOB_MOUNT}:rw", "-w", JOB_MOUNT]
+        for host, inside in program_mounts():
+            cmd += ["--mount", f"type=bind,source={host},destination={inside},ro=true"]
+        workdir = Path(job.workdir).resolve()
+        cmd += ["--mount", f"type=bind,source={workdir},destination={JOB_MOUNT}", "-w", JOB_MOUNT]
         for key, value in _sandbox_env(JOB_MOUNT).items():
             cmd += ["--env", f"{key}={value}"]
         return [*cmd, spec.image, *inner]
@@ -182,3 +186,28 @@ class ContainerRunner(_ProcessRunner):
 
     def _decode_returncode(self, rc: int) -> tuple[int | None, int | None]:
         return decode_wrapped_returncode(rc)
+
+
+def clean_container_leftovers(engine: str = "podman") -> int:
+    """Remove the containers of runs whose worker is known dead (see :func:`process_token`).
+
+    The engine's client dies with the worker, but the container itself lives on under the engine's
+    monitor; this removes it. Containers of live or unknown processes are left alone.
+    """
+    exe = shutil.which(engine)
+    if exe is None:
+        return 0
+    try:
+        out = subprocess.run(
+            [exe, "ps", "--all", "--format", "{{.Names}}", "--filter", "name=^comparna-"],
+            capture_output=True, text=True, timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return 0
+    removed = 0
+    for name in out.split():
+        m = CGROUP_RE.match(name)  # the same comparna-<token>-<hex8> shape as run cgroups
+        if m and token_alive(m["token"]) is False:
+            subprocess.run([exe, "rm", "--force", "--time", "0", name], capture_output=True, timeout=60)
+            removed += 1
+    return removed

@@ -20,11 +20,21 @@ Limits applied to every run (and recorded in :attr:`RunResult.limits`):
 - output: RLIMIT_FSIZE caps every file the program writes, stdout and stderr included (they go to files,
   never to pipes held in memory), so 100 MB of output costs at most the cap on disk and in memory;
 - no core dumps (RLIMIT_CORE = 0).
+
+What the sandbox sees (:class:`SandboxRunner`): ``/usr`` and a minimal ``/etc`` read-only, the Python
+environment (``.venv`` and the method virtualenvs of ``COMPARNA_VENVS_DIR``) read-only at their host
+paths, the wrapper packages (:data:`SANDBOX_PACKAGES`) read-only under :data:`PROGRAM_ROOT`, the job's
+work dir at ``/job`` and a private ``/tmp``. Never the repository root, the data directory (database,
+broker, logs, secret key), settings or ``.git``. Directories are bound by file descriptor, so the
+checkout may sit anywhere (under ``/tmp``, in a path with spaces, below a directory the sandbox uid
+cannot traverse). Outputs are read without following links, only from regular files the sandbox uid
+owns, and capped (:func:`predictors.core.workspace.read_job_file`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import resource
@@ -32,9 +42,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -44,12 +52,22 @@ from comparna.rna.structure import Structure, StructureFormatError
 from predictors.core.parsers import Probabilities, parse_output
 from predictors.core.spec import PredictorSpec
 from predictors.core.venvs import venvs_dir
+from predictors.core.workspace import (
+    OutputRejected,
+    RunDir,
+    cgroup_name,
+    data_dir,
+    new_run_dir,
+    read_job_file,
+)
 
 STATUSES = ("ok", "failed", "timeout", "too_long", "unparsable", "infrastructure_error")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 STDERR_TAIL_BYTES = 4096
+#: Longest message stored with a run (parser messages quote the program's output).
+MESSAGE_MAX_CHARS = 1000
 STDOUT_KEEP_BYTES = 64 * 1024
 DEFAULT_OUTPUT_LIMIT_MB = 16
 DEFAULT_MAX_PROCESSES = 64
@@ -61,6 +79,17 @@ SANDBOX_UID = int(os.environ.get("COMPARNA_SANDBOX_UID", "64901"))
 SANDBOX_GID = SANDBOX_UID
 #: Where the work directory appears inside the sandbox and the container.
 JOB_MOUNT = "/job"
+#: Where the wrapper packages appear inside the sandbox and the container (the programs' PYTHONPATH).
+PROGRAM_ROOT = "/opt/comparna"
+#: The repository folders a sandboxed program may import: the wrappers and the pure core they use
+#: (``tests/unit/test_sandbox_exposure.py`` checks that every first-party import of a wrapper is here).
+#: Parent packages are not exposed (their ``__init__`` would load Celery and settings): inside the
+#: sandbox ``comparna``, ``ingest`` and ``predictors`` are namespace packages.
+SANDBOX_PACKAGES = ("predictors/programs", "comparna/rna")
+#: What a program may see of the host's /etc: the dynamic linker's cache, the ``alternatives`` links of
+#: /usr/bin and the time zone. Users and groups are replaced by a two-line passwd/group of our own.
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf")
+
 
 
 @dataclass(frozen=True)
@@ -77,12 +106,16 @@ class Job:
         File name (in ``workdir``) of the FASTA input.
     alignment : str or None
         File name (in ``workdir``) of the alignment input, for alignment methods.
+    rundir : RunDir or None
+        The run directory holding ``workdir`` and the captured stdout/stderr; the runner makes (and
+        removes) one of its own when None.
     """
 
     sequence: str
     workdir: Path
     fasta: str = "input.fa"
     alignment: str | None = None
+    rundir: RunDir | None = None
 
 
 @dataclass(frozen=True)
@@ -155,7 +188,8 @@ class _RunCgroups:
         self.memory_dir: Path | None = None
         self.pids_dir: Path | None = None
         self.version: int | None = None
-        name = f"comparna-{uuid.uuid4().hex[:12]}"
+        # Named after this process, so that a later worker removes it if this one dies mid-run.
+        name = cgroup_name()
         own = _own_cgroup_paths()
         mem_bytes = str(memory_mb * 1024 * 1024)
         if (self.ROOT / "pids" / "cgroup.procs").exists() or (self.ROOT / "memory" / "cgroup.procs").exists():
@@ -268,6 +302,7 @@ class _Execution:
     runtime_s: float = 0.0
     output: bytes = b""
     output_missing: bool = False
+    output_rejected: str | None = None
     stdout_size: int = 0
     stderr_tail: str = ""
     stdout_head: str = ""
@@ -293,9 +328,18 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
+_PR_SET_PDEATHSIG = 1
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux/glibc: --die-with-parent still applies
+    _prctl = None
+
+
 def _make_preexec(
     rlimits: list[tuple[int, tuple[int, int]]], procs_files: list[str], drop_to: tuple[int, int] | None
 ) -> Callable[[], None]:
+    parent = os.getpid()
+
     # Runs in the forked child before exec: only plain system calls, nothing that takes Python locks.
     def preexec() -> None:
         pid = str(os.getpid()).encode()
@@ -311,6 +355,12 @@ def _make_preexec(
             os.setgroups([])
             os.setgid(drop_to[1])
             os.setuid(drop_to[0])
+        # The run dies with the worker (e.g. a pool child killed with SIGKILL): set after the uid change,
+        # which clears it. bubblewrap's --die-with-parent carries it on inside the sandbox.
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the worker died before the line above
+            os._exit(125)
 
     return preexec
 
@@ -361,7 +411,7 @@ def _read_head(path: Path, nbytes: int) -> bytes:
         return f.read(nbytes)
 
 
-def _sandbox_env(home: str) -> dict[str, str]:
+def _sandbox_env(home: str, pythonpath: str = PROGRAM_ROOT) -> dict[str, str]:
     # A clean environment: nothing of the worker's (credentials, settings) leaks into a predictor.
     return {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -369,7 +419,7 @@ def _sandbox_env(home: str) -> dict[str, str]:
         "TMPDIR": "/tmp",
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "PYTHONPATH": str(REPO_ROOT),
+        "PYTHONPATH": pythonpath,
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONHASHSEED": "0",
         # One thread per job: workers run jobs side by side, and thread pools would blow RLIMIT_AS.
@@ -423,8 +473,11 @@ class _ProcessRunner:
         self.max_processes = max_processes
         self.use_cgroups = use_cgroups
 
-    # Subclasses say how the argv is wrapped and how paths look from inside.
-    def _command(self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None) -> list[str]:
+    # Subclasses say how the argv is wrapped and how paths look from inside. ``fds`` collects the file
+    # descriptors the wrapped command must inherit (they are closed in the worker after the start).
+    def _command(
+        self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None, fds: list[int]
+    ) -> list[str]:
         raise NotImplementedError
 
     def _mount(self, job: Job) -> str:
@@ -455,20 +508,11 @@ class _ProcessRunner:
             python=self._python(),
         )
         ex = _Execution()
-        # bubblewrap reports the host pid of the sandbox's init on this pipe (see _reap_namespace).
-        info_r, info_w = os.pipe() if self.uses_info_fd else (None, None)
-        try:
-            argv = self._command(spec, job, inner, info_w)
-        except FileNotFoundError as exc:
-            ex.infrastructure_error = str(exc)
-            for fd in (info_r, info_w):
-                if fd is not None:
-                    os.close(fd)
-            return ex
         out_cap = self.output_limit_mb * 2**20
         cpu = int(spec.time_limit_s) + 2
         mem = spec.memory_limit_mb * 2**20
         drop_to = self._drop_to()
+        uid = drop_to[0] if drop_to else os.getuid()
         rlimits = [
             (resource.RLIMIT_CPU, (cpu, cpu + 1)),
             (resource.RLIMIT_AS, (mem, mem)),
@@ -477,28 +521,48 @@ class _ProcessRunner:
             (resource.RLIMIT_NPROC, (self.max_processes, self.max_processes)),
         ]
         rlimits = [r for r in rlimits if r[0] in self.child_rlimits]
-        cgroups = _RunCgroups(self.max_processes, spec.memory_limit_mb) if self.use_cgroups else None
-        nproc_enforced = (drop_to is not None and drop_to[0] != 0) or (drop_to is None and os.getuid() != 0)
-        ex.limits = {
-            "runner": self.name,
-            "isolation": self.isolation,
-            "wall_s": spec.time_limit_s,
-            "cpu_s": cpu,
-            "address_space_mb": spec.memory_limit_mb,
-            "file_size_mb": self.output_limit_mb,
-            "rlimit_nproc": self.max_processes if nproc_enforced else None,
-            "cgroup_pids_max": self.max_processes if cgroups and cgroups.pids_dir else None,
-            "cgroup_memory_mb": spec.memory_limit_mb if cgroups and cgroups.memory_dir else None,
-            "cgroup_version": cgroups.version if cgroups and cgroups.dirs else None,
-            "uid": drop_to[0] if drop_to else os.getuid(),
-        }
-        ex.limits.update(self._extra_limits(spec))
-        iodir = None
+        fds: list[int] = []
+        info_r = info_w = None
+        cgroups = None
+        own_rundir = job.rundir is None
+        rundir = job.rundir
         try:
-            iodir = Path(tempfile.mkdtemp(prefix="comparna-io-"))
-            stdout_path, stderr_path = iodir / "stdout", iodir / "stderr"
+            if rundir is None:
+                rundir = new_run_dir()
+            # bubblewrap reports the host pid of the sandbox's init on this pipe (see _reap_namespace).
+            if self.uses_info_fd:
+                info_r, info_w = os.pipe()
             self._prepare(job)
-            with open(stdout_path, "wb") as out_f, open(stderr_path, "wb") as err_f:
+            argv = self._command(spec, job, inner, info_w, fds)
+            cgroups = _RunCgroups(self.max_processes, spec.memory_limit_mb) if self.use_cgroups else None
+            if cgroups is not None and cgroups.pids_dir is not None:
+                # RLIMIT_NPROC counts every process of the uid, i.e. of all runs side by side (and, on a
+                # shared machine, of other checkouts): with a per-run pids cgroup it would only make
+                # concurrent runs fail each other (EAGAIN at exec).
+                rlimits = [r for r in rlimits if r[0] != resource.RLIMIT_NPROC]
+            nproc_enforced = any(r[0] == resource.RLIMIT_NPROC for r in rlimits) and (
+                (drop_to is not None and drop_to[0] != 0) or (drop_to is None and os.getuid() != 0)
+            )
+            ex.limits = {
+                "runner": self.name,
+                "isolation": self.isolation,
+                "wall_s": spec.time_limit_s,
+                "cpu_s": cpu,
+                "address_space_mb": spec.memory_limit_mb,
+                "file_size_mb": self.output_limit_mb,
+                "rlimit_nproc": self.max_processes if nproc_enforced else None,
+                "cgroup_pids_max": self.max_processes if cgroups and cgroups.pids_dir else None,
+                "cgroup_memory_mb": spec.memory_limit_mb if cgroups and cgroups.memory_dir else None,
+                "cgroup_version": cgroups.version if cgroups and cgroups.dirs else None,
+                "uid": uid,
+            }
+            ex.limits.update(self._extra_limits(spec))
+            stdout_path, stderr_path = rundir.stdout, rundir.stderr
+            private = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            with (
+                os.fdopen(os.open(stdout_path, private, 0o600), "wb") as out_f,
+                os.fdopen(os.open(stderr_path, private, 0o600), "wb") as err_f,
+            ):
                 start = time.monotonic()
                 proc = subprocess.Popen(
                     argv,
@@ -506,12 +570,15 @@ class _ProcessRunner:
                     stdout=out_f,
                     stderr=err_f,
                     cwd=job.workdir,
-                    env=_sandbox_env(self._mount(job)),
+                    env=self._env(job),
                     start_new_session=True,
                     close_fds=True,
-                    pass_fds=(info_w,) if info_w is not None else (),
+                    pass_fds=tuple(fds) + ((info_w,) if info_w is not None else ()),
                     preexec_fn=_make_preexec(rlimits, cgroups.procs_files if cgroups else [], drop_to),
                 )
+                for fd in fds:
+                    os.close(fd)
+                fds = []
                 try:
                     proc.wait(timeout=spec.time_limit_s)
                 except subprocess.TimeoutExpired:
@@ -541,23 +608,28 @@ class _ProcessRunner:
             if spec.output_file is None:
                 ex.output = _read_head(stdout_path, out_cap)
             else:
-                target = job.workdir / spec.output_file
-                if target.is_file():
-                    ex.output = _read_head(target, out_cap)
+                try:
+                    content = read_job_file(job.workdir, spec.output_file, uid=uid, cap=out_cap)
+                except OutputRejected as exc:
+                    ex.output_rejected = str(exc)
                 else:
-                    ex.output_missing = True
+                    ex.output_missing = content is None
+                    ex.output = content or b""
         except (OSError, subprocess.SubprocessError) as exc:
             ex.infrastructure_error = f"{type(exc).__name__}: {exc}"
         finally:
-            for fd in (info_r, info_w):
+            for fd in (info_r, info_w, *fds):
                 if fd is not None:
                     with contextlib.suppress(OSError):
                         os.close(fd)
             if cgroups is not None:
                 cgroups.close()
-            if iodir is not None:
-                shutil.rmtree(iodir, ignore_errors=True)
+            if own_rundir and rundir is not None:
+                rundir.remove()
         return ex
+
+    def _env(self, job: Job) -> dict[str, str]:
+        return _sandbox_env(self._mount(job))
 
     def _extra_limits(self, spec: PredictorSpec) -> dict[str, Any]:
         return {}
@@ -619,6 +691,12 @@ class _ProcessRunner:
             return replace(base, status="failed", message=f"killed by {_signal_name(ex.signal)}")
         if ex.exit_code != 0:
             return replace(base, status="failed", message=f"exit status {ex.exit_code}")
+        if ex.output_rejected:
+            return replace(
+                base,
+                status="unparsable",
+                message=f"output file {spec.output_file!r} was not read: {ex.output_rejected}",
+            )
         if ex.output_missing:
             return replace(
                 base, status="unparsable", message=f"output file {spec.output_file!r} was not written"
@@ -627,8 +705,15 @@ class _ProcessRunner:
         try:
             parsed = parse_output(spec.output_format, text, job.sequence)
         except StructureFormatError as exc:
-            return replace(base, status="unparsable", message=f"{spec.output_format}: {exc}")
+            # The parser quotes the output: bounded, like everything a program controls.
+            return replace(
+                base, status="unparsable", message=_bounded(f"{spec.output_format}: {exc}", MESSAGE_MAX_CHARS)
+            )
         return replace(base, structure=parsed.structure, probabilities=parsed.probabilities)
+
+
+def _bounded(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 20] + f" ... [{len(text) - n + 20} more characters]"
 
 
 class LocalRunner(_ProcessRunner):
@@ -644,25 +729,101 @@ class LocalRunner(_ProcessRunner):
     def _mount(self, job: Job) -> str:
         return str(job.workdir)
 
-    def _command(self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None) -> list[str]:
+    def _env(self, job: Job) -> dict[str, str]:
+        return _sandbox_env(self._mount(job), pythonpath=str(REPO_ROOT))
+
+    def _command(
+        self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None, fds: list[int]
+    ) -> list[str]:
         return inner
 
     def _extra_limits(self, spec: PredictorSpec) -> dict[str, Any]:
         return {"network": "host", "filesystem": "host"}
 
 
+class ExposureError(OSError):
+    """A path that would expose the repository, the data directory or ``.git`` to a program."""
+
+
+def check_exposable(path: str | Path) -> Path:
+    """``path`` (absolute, symlinks resolved) when a program may see it, else :class:`ExposureError`.
+
+    Refused: the repository root and ``.git``, the data directory, and any directory holding one of them
+    (a virtualenv configured as the checkout itself, ``/``, ``/tmp`` for a checkout under /tmp, ...).
+    """
+    real = Path(path).resolve()
+    for secret in (REPO_ROOT, REPO_ROOT / ".git", data_dir().resolve()):
+        if real == secret or real in secret.parents or secret in real.parents and secret != REPO_ROOT:
+            raise ExposureError(f"refusing to expose {path} to a program: it is or holds {secret}")
+    return real
+
+
+def program_mounts(extra: tuple[str, ...] = ()) -> list[tuple[Path, str]]:
+    """(host directory, path inside) of everything a program may read besides /usr and /etc.
+
+    The Python environment and the method virtualenvs appear at their host paths (their scripts and
+    ``pyvenv.cfg`` name those), the wrapper packages under :data:`PROGRAM_ROOT`.
+    """
+    mounts: list[tuple[Path, str]] = []
+    prefix = os.path.abspath(sys.prefix)
+    if not prefix.startswith("/usr/"):
+        mounts.append((check_exposable(prefix), prefix))
+    venvs = venvs_dir()
+    if venvs.is_dir():
+        mounts.append((check_exposable(venvs), str(venvs)))
+    for pkg in SANDBOX_PACKAGES:
+        mounts.append((check_exposable(REPO_ROOT / pkg), f"{PROGRAM_ROOT}/{pkg}"))
+    for path in extra:
+        mounts.append((check_exposable(path), os.path.abspath(path)))
+    return mounts
+
+
+def check_reachable(path: Path, uid: int, gid: int) -> None:
+    """Raise :class:`ExposureError` unless ``uid`` can traverse every ancestor of ``path``.
+
+    bubblewrap runs as the sandbox uid and resolves every path it binds itself: a checkout below a
+    directory closed to others (e.g. root's home) cannot be exposed, and this says so clearly.
+    """
+    for parent in reversed(path.parents):
+        st = parent.stat()
+        if st.st_uid == uid:
+            ok = st.st_mode & 0o100
+        elif st.st_gid == gid:
+            ok = st.st_mode & 0o010
+        else:
+            ok = st.st_mode & 0o001
+        if not ok:
+            raise ExposureError(
+                f"the sandbox uid {uid} cannot reach {path}: {parent} is not searchable by it "
+                f"(chmod o+x {parent}, or move the checkout / set COMPARNA_JOBS_DIR)"
+            )
+
+
+def _data_fd(text: str) -> int:
+    """A pipe's read end holding ``text`` (small: it fits the pipe buffer), for ``--ro-bind-data``."""
+    r, w = os.pipe()
+    try:
+        os.write(w, text.encode())
+    finally:
+        os.close(w)
+    return r
+
+
 class SandboxRunner(_ProcessRunner):
     """bubblewrap sandbox: no network, read-only system, private /tmp, only the work dir writable.
 
-    Inside the sandbox the work directory is ``/job``; ``/usr``, ``/etc``, the repository and the
-    virtualenv are read-only; all namespaces (network, pid, ipc, uts, user, cgroup) are new, so the
-    program cannot see or signal other processes and has only a loopback interface. When the worker runs
-    as root the program runs as ``SANDBOX_UID`` (no capabilities, RLIMIT_NPROC enforceable).
+    Inside the sandbox the work directory is ``/job``; ``/usr``, a minimal ``/etc``, the Python
+    environment and the wrapper packages are read-only (see the module docstring), the root is read-only;
+    all namespaces (network, pid, ipc, uts, user, cgroup) are new, so the program cannot see or signal
+    other processes and has only a loopback interface. When the worker runs as root the program runs as
+    ``SANDBOX_UID`` (no capabilities, RLIMIT_NPROC enforceable). The sandbox dies with the worker
+    (PR_SET_PDEATHSIG on bubblewrap, ``--die-with-parent`` inside).
 
     Parameters
     ----------
     extra_ro_binds : sequence of str
-        More host paths to expose read-only at the same path (e.g. another virtualenv).
+        More host directories to expose read-only at the same path (e.g. another virtualenv); the
+        repository root, ``.git`` and the data directory are refused.
     tmp_size_mb : int
         Size of the private /tmp (tmpfs).
     """
@@ -691,31 +852,17 @@ class SandboxRunner(_ProcessRunner):
         drop = self._drop_to()
         if drop is None:
             return
-        # bubblewrap mounts the work dir as the unprivileged uid, so every ancestor must be searchable.
-        for parent in Path(job.workdir).resolve().parents:
-            st = parent.stat()
-            if not st.st_mode & 0o001 and st.st_uid != drop[0]:
-                raise PermissionError(
-                    f"work dir {job.workdir} is not reachable by uid {drop[0]}: {parent} is not o+x"
-                )
         os.chown(job.workdir, *drop)
         for p in job.workdir.rglob("*"):
             os.chown(p, *drop, follow_symlinks=False)
 
-    def _ro_paths(self) -> list[str]:
-        paths = [str(REPO_ROOT)]
-        venv = Path(sys.prefix).resolve()
-        if REPO_ROOT not in venv.parents and venv != REPO_ROOT:
-            paths.append(str(venv))
-        if venvs_dir().is_dir() and REPO_ROOT not in venvs_dir().parents:  # method venvs (core/venvs.py)
-            paths.append(str(venvs_dir()))
-        paths.extend(self.extra_ro_binds)
-        return paths
-
-    def _command(self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None) -> list[str]:
+    def _command(
+        self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None, fds: list[int]
+    ) -> list[str]:
         bwrap = shutil.which("bwrap")
         if bwrap is None:
             raise FileNotFoundError("bubblewrap (bwrap) is not installed")
+        uid, gid = self._drop_to() or (os.getuid(), os.getgid())
         cmd = [
             bwrap,
             "--unshare-all",
@@ -731,9 +878,6 @@ class SandboxRunner(_ProcessRunner):
             "--ro-bind",
             "/usr",
             "/usr",
-            "--ro-bind",
-            "/etc",
-            "/etc",
         ]
         for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             p = Path(top)
@@ -741,31 +885,30 @@ class SandboxRunner(_ProcessRunner):
                 cmd += ["--symlink", os.readlink(p), top]
             elif p.is_dir():
                 cmd += ["--ro-bind", top, top]
-        for path in self._ro_paths():
-            cmd += ["--ro-bind", path, path]
-        cmd += [
-            "--proc",
-            "/proc",
-            "--dev",
-            "/dev",
-            "--size",
-            str(self.tmp_size_mb * 2**20),
-            "--tmpfs",
-            "/tmp",
-            "--bind",
-            str(job.workdir),
-            JOB_MOUNT,
-            "--chdir",
-            JOB_MOUNT,
-            "--",
-            *inner,
-        ]
+        for entry in ETC_ENTRIES:
+            cmd += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
+        # Users and groups of our own: the host's passwd/group are not the program's business.
+        passwd = f"root:x:0:0::/:/usr/sbin/nologin\ncomparna:x:{uid}:{gid}::{JOB_MOUNT}:/usr/sbin/nologin\n"
+        group = f"root:x:0:\ncomparna:x:{gid}:\n"
+        for name, text in (("passwd", passwd), ("group", group)):
+            fd = _data_fd(text)
+            fds.append(fd)
+            cmd += ["--ro-bind-data", str(fd), f"/etc/{name}"]
+        tmp_size = str(self.tmp_size_mb * 2**20)
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--tmpfs", "/tmp"]
+        # After /tmp: a checkout under /tmp is bound into the private /tmp, not hidden by it.
+        for host, inside in program_mounts(self.extra_ro_binds):
+            check_reachable(host, uid, gid)
+            cmd += ["--ro-bind", str(host), inside]
+        workdir = Path(job.workdir).resolve()
+        check_reachable(workdir, uid, gid)
+        cmd += ["--bind", str(workdir), JOB_MOUNT, "--remount-ro", "/", "--chdir", JOB_MOUNT, "--", *inner]
         return cmd
 
     def _extra_limits(self, spec: PredictorSpec) -> dict[str, Any]:
         return {
             "network": "none",
-            "filesystem": "read-only system, writable /job, private /tmp",
+            "filesystem": "read-only system and programs, writable /job, private /tmp",
             "tmp_size_mb": self.tmp_size_mb,
         }
 
@@ -808,8 +951,8 @@ def run_prediction(
     query row is named ``name``; it is written to ``input.sto`` in the work dir.
 
     Too-long sequences are not run (status ``too_long``). The FASTA input is written to ``workdir``
-    (a fresh temporary directory, removed afterwards, when not given; a given one is left in place and
-    its ancestors must be searchable by ``SANDBOX_UID`` for the sandbox).
+    (when not given, the work dir of a fresh run directory under the jobs root, removed afterwards; a
+    given one is left in place).
 
     Raises
     ------
@@ -834,14 +977,20 @@ def run_prediction(
             limits={"max_length": spec.max_length},
             message=f"sequence length {len(seq)} exceeds the limit of {spec.max_length}",
         )
-    own_dir = workdir is None
+    rundir = None
     try:
-        wd = Path(tempfile.mkdtemp(prefix="comparna-job-")) if own_dir else Path(workdir)
-        wd.mkdir(parents=True, exist_ok=True)
+        if workdir is None:
+            rundir = new_run_dir()
+            wd = rundir.work
+        else:
+            wd = Path(workdir)
+            wd.mkdir(parents=True, exist_ok=True)
         (wd / "input.fa").write_text(f">{name}\n{seq}\n")
         if alignment is not None:
             (wd / "input.sto").write_text(alignment)
     except OSError as exc:
+        if rundir is not None:
+            rundir.remove()
         return RunResult(
             status="infrastructure_error",
             runner=runner.name,
@@ -855,9 +1004,10 @@ def run_prediction(
             workdir=wd,
             fasta="input.fa",
             alignment="input.sto" if alignment is not None else None,
+            rundir=rundir,
         )
         result = runner.run(spec, job)
     finally:
-        if own_dir:
-            shutil.rmtree(wd, ignore_errors=True)
+        if rundir is not None:
+            rundir.remove()
     return replace(result, limits={**result.limits, "max_length": spec.max_length})

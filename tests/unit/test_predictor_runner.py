@@ -246,7 +246,7 @@ def test_writes_outside_the_work_dir_fail(sandbox, tmp_path, request):
     )
     # A caller-provided work dir (kept afterwards) must sit under directories nobody can traverse.
     unreachable = run_prediction(py(code), SEQ, runner=sandbox, workdir=tmp_path / "work")
-    assert unreachable.status == "infrastructure_error" and "not reachable" in unreachable.message
+    assert unreachable.status == "infrastructure_error" and "cannot reach" in unreachable.message
     workdir = Path(tempfile.mkdtemp(prefix="comparna-test-"))
     request.addfinalizer(lambda: shutil.rmtree(workdir, ignore_errors=True))
     result = run_prediction(py(code), SEQ, runner=sandbox, workdir=workdir)
