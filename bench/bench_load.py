@@ -1,24 +1,25 @@
-"""Load benchmark (issue 5): the rankings page and the ranking API under 32 concurrent clients.
+"""Load: the rankings page and the ranking API under concurrent keep-alive clients, against static bytes.
 
-Starts the production stack on loopback (PostgreSQL, Redis as the shared Django cache, gunicorn), fills it
-with the site data of tests/web_data.py (``--strand`` RNA STRAND-like and ``--pdb`` PDB-like targets, five
-methods, three dated snapshots per subset), then runs ``--clients`` keep-alive HTTP/1.1 clients for
-``--duration`` seconds, half on ``/rankings/rnastrand/all/extended/`` and half on
-``/api/rankings/latest/?dataset=rnastrand&subset=all&definition=extended``. Each client sends one request,
-waits for the full response, and repeats until the deadline (a bounded loop, loopback only). Reports
-requests/s, p50/p95/p99 latency and errors per URL, as text and with ``--json``.
+Starts PostgreSQL and Redis on loopback, migrates, and fills the database with the deterministic site data
+of ``tests/web_data.py`` (``--strand`` RNA STRAND-like and ``--pdb`` PDB-like targets, five methods with
+scored predictions, three dated ranking snapshots per subset). Then three real gunicorn servers (gthread,
+``--workers`` x ``--threads``, on a free loopback port) take the same load one after the other: ``--clients``
+keep-alive HTTP/1.1 clients for ``--duration`` seconds, half on the rankings page, half on the ranking API
+(each client sends a request, reads the whole response, repeats):
 
-Usage::
+- system:   ``comparna.wsgi`` with the Redis page cache, as deployed (warmed by one request per URL);
+- baseline: ``comparna.wsgi`` with the cache switched off (``bench.uncached_settings``): every request
+  computes its page from the database;
+- limit:    ``bench.static_server``: the very bytes the system served, from memory, no Django.
 
-    .venv/bin/python bench/bench_load.py [--duration 60] [--clients 32] [--workers 3] [--threads 4] [--json]
+Reported per URL: seconds per request at saturation (wall / requests answered) and p95 latency. The load
+generator runs on the same cores as the server, for all three alike.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import shutil
 import sys
 import tempfile
 import time
@@ -29,42 +30,38 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.e2e.stack import VENV_BIN, free_port, production_stack, wait_for  # noqa: E402
+from bench.harness import Bench  # noqa: E402
+from tests.e2e.stack import VENV_BIN, free_port, production_stack, start_service, wait_for  # noqa: E402
 
-PAGE = "/rankings/rnastrand/all/extended/"
-API = "/api/rankings/latest/?dataset=rnastrand&subset=all&definition=extended"
+URLS = {
+    "rankings page": "/rankings/rnastrand/all/extended/",
+    "ranking API": "/api/rankings/latest/?dataset=rnastrand&subset=all&definition=extended",
+}
 
 
-async def client(host: str, port: int, path: str, deadline: float, out: list, errors: list) -> None:
+async def _client(port: int, path: str, deadline: float, latencies: list, errors: list) -> None:
     """One keep-alive client: request, read the whole response, record the latency, repeat."""
     reader = writer = None
-    request = (
-        f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: application/json, text/html\r\n"
-        f"Connection: keep-alive\r\n\r\n"
-    ).encode()
+    request = (f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: application/json, text/html\r\n"
+               f"Connection: keep-alive\r\n\r\n").encode()
     while time.perf_counter() < deadline:
         try:
             if writer is None:
-                reader, writer = await asyncio.open_connection(host, port)
+                reader, writer = await asyncio.open_connection("127.0.0.1", port)
             start = time.perf_counter()
             writer.write(request)
             await writer.drain()
-            head = await reader.readuntil(b"\r\n\r\n")
-            lines = head.decode("latin-1").split("\r\n")
-            status = int(lines[0].split()[1])
-            headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+            status = int(head[0].split()[1])
+            headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in head[1:] if x)}
             if "content-length" in headers:
                 await reader.readexactly(int(headers["content-length"]))
-            else:  # gunicorn always sends a length for Django responses; read to close otherwise
+            else:  # no length: the body runs to the end of the connection
                 await reader.read()
-                writer.close()
-                reader = writer = None
+                headers["connection"] = "close"
             elapsed = time.perf_counter() - start
-            if status != 200:
-                errors.append(f"HTTP {status}")
-            else:
-                out.append(elapsed)
-            if headers.get("connection", "").lower() == "close" and writer is not None:
+            (latencies if status == 200 else errors).append(elapsed if status == 200 else f"HTTP {status}")
+            if headers.get("connection", "").lower() == "close":
                 writer.close()
                 reader = writer = None
         except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
@@ -77,127 +74,121 @@ async def client(host: str, port: int, path: str, deadline: float, out: list, er
         writer.close()
 
 
-async def run_load(host: str, port: int, *, clients: int, duration: float) -> dict:
+async def _load(port: int, *, clients: int, duration: float) -> dict:
     deadline = time.perf_counter() + duration
-    results = {PAGE: ([], []), API: ([], [])}
-    tasks = []
-    for k in range(clients):
-        path = PAGE if k % 2 == 0 else API
-        lat, err = results[path]
-        tasks.append(asyncio.create_task(client(host, port, path, deadline, lat, err)))
+    results = {name: ([], []) for name in URLS}
+    names = list(URLS)
+    tasks = [asyncio.create_task(_client(port, URLS[names[k % 2]], deadline, *results[names[k % 2]]))
+             for k in range(clients)]
     started = time.perf_counter()
     await asyncio.gather(*tasks)
     wall = time.perf_counter() - started
-    report = {}
-    for path, (lat, err) in results.items():
+    out = {}
+    for name, (lat, err) in results.items():
         ms = np.array(lat) * 1000
-        report[path] = {
+        out[name] = {
             "requests": len(lat),
             "errors": len(err),
             "error_kinds": sorted(set(err)),
             "rps": len(lat) / wall,
-            "p50_ms": float(np.percentile(ms, 50)) if ms.size else None,
-            "p95_ms": float(np.percentile(ms, 95)) if ms.size else None,
-            "p99_ms": float(np.percentile(ms, 99)) if ms.size else None,
+            "s_per_request": wall / len(lat) if lat else None,
+            **{f"p{q}_ms": float(np.percentile(ms, q)) if ms.size else None for q in (50, 95, 99)},
         }
-    all_ms = np.concatenate([np.array(v[0]) for v in results.values()]) * 1000
-    report["total"] = {
-        "requests": int(all_ms.size),
-        "errors": sum(len(v[1]) for v in results.values()),
-        "rps": all_ms.size / wall,
-        "p50_ms": float(np.percentile(all_ms, 50)),
-        "p95_ms": float(np.percentile(all_ms, 95)),
-        "p99_ms": float(np.percentile(all_ms, 99)),
-    }
-    return report
+    return out
+
+
+def _gunicorn(stack, name: str, app: str, env: dict, args) -> tuple[object, int]:
+    port = free_port()
+    argv = [str(VENV_BIN / "gunicorn"), app, "-b", f"127.0.0.1:{port}", "-w", str(args.workers),
+            "-k", "gthread", "--threads", str(args.threads), "--keep-alive", "30", "--timeout", "120",
+            "--backlog", "256"]
+    svc = start_service(name, argv, env=env, logdir=stack.workdir)
+    stack.services[name] = svc
+    path = next(iter(URLS.values()))
+    wait_for(lambda: svc.proc.poll() is None and requests.get(f"http://127.0.0.1:{port}{path}", timeout=120)
+             .status_code == 200, timeout=120, what=f"gunicorn {name}")
+    return svc, port
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--duration", type=float, default=60.0)
-    ap.add_argument("--clients", type=int, default=32)
-    ap.add_argument("--workers", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=4)
-    ap.add_argument("--strand", type=int, default=200, help="RNA STRAND-like targets")
-    ap.add_argument("--pdb", type=int, default=40, help="PDB-like targets")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args(argv)
+    bench = Bench("load", __doc__, smoke={"strand": 8, "pdb": 4, "duration": 1.0, "clients": 4,
+                                         "workers": 1, "threads": 2})
+    p = bench.parser
+    p.add_argument("--duration", type=float, default=30.0, help="seconds of load per server (30)")
+    p.add_argument("--clients", type=int, default=32, help="concurrent keep-alive clients (32)")
+    p.add_argument("--workers", type=int, default=3, help="gunicorn worker processes (3)")
+    p.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (4)")
+    p.add_argument("--strand", type=int, default=200, help="RNA STRAND-like targets (200)")
+    p.add_argument("--pdb", type=int, default=40, help="PDB-like targets (40)")
+    args = bench.parse(argv)
+    if min(args.clients, args.workers, args.threads, args.strand) < 1 or args.pdb < 0 or args.duration <= 0:
+        p.error("--clients, --workers, --threads and --strand must be >= 1, --pdb >= 0, --duration > 0")
 
-    static_root = Path(tempfile.mkdtemp(prefix="comparna-bench-static-"))
-    try:
-        with production_stack(
-            extra_env={
-                "DJANGO_SETTINGS_MODULE": "tests.web_settings",
-                "COMPARNA_STATIC_ROOT": str(static_root),
-                "DATABASE_CONN_MAX_AGE": "600",
-                "COMPARNA_LOG_LEVEL": "WARNING",
-            }
-        ) as stack:
-            stack.env["COMPARNA_CACHE_URL"] = f"redis://127.0.0.1:{stack.redis_port}/1"
+    with bench.measuring(), tempfile.TemporaryDirectory(prefix="comparna-bench-load-") as tmp:
+        static_dir = Path(tmp) / "static"
+        static_dir.mkdir()
+        env_extra = {"COMPARNA_STATIC_ROOT": str(Path(tmp) / "collected"), "DATABASE_CONN_MAX_AGE": "600",
+                     "COMPARNA_LOG_LEVEL": "WARNING"}
+        with production_stack(extra_env=env_extra) as stack:
             t0 = time.perf_counter()
-            stack.manage(
-                "shell",
-                "-c",
-                "from tests.web_data import build_site_data; "
-                f"build_site_data(n_strand={args.strand}, n_pdb={args.pdb})",
-                timeout=1200,
-            )
-            built = time.perf_counter() - t0
-            port = free_port()
-            stack.start(
-                "gunicorn",
-                [
-                    str(VENV_BIN / "gunicorn"),
-                    "comparna.wsgi",
-                    "-b",
-                    f"127.0.0.1:{port}",
-                    "-w",
-                    str(args.workers),
-                    "-k",
-                    "gthread",
-                    "--threads",
-                    str(args.threads),
-                    "--keep-alive",
-                    "30",
-                    "--timeout",
-                    "120",
-                    "--backlog",
-                    "256",
-                ],
-            )
-            base = f"http://127.0.0.1:{port}"
-            wait_for(
-                lambda: requests.get(base + "/", timeout=5).status_code == 200, timeout=60, what="gunicorn"
-            )
-            cold = {}
-            for path in (PAGE, API):  # the first request computes and caches (CIs, serialisation)
-                start = time.perf_counter()
-                assert requests.get(base + path, timeout=120).status_code == 200
-                cold[path] = (time.perf_counter() - start) * 1000
-            report = asyncio.run(run_load("127.0.0.1", port, clients=args.clients, duration=args.duration))
-            report["setup"] = {
-                "targets": args.strand + args.pdb,
-                "build_s": built,
-                "cold_first_request_ms": cold,
-                "gunicorn": f"{args.workers} workers x {args.threads} threads (gthread)",
-                "clients": args.clients,
-                "duration_s": args.duration,
-                "cache": "Redis (django.core.cache.backends.redis.RedisCache)",
+            stack.manage("shell", "-c", "from tests.web_data import build_site_data; "
+                         f"build_site_data(n_strand={args.strand}, n_pdb={args.pdb})", timeout=3600)
+            build_s = time.perf_counter() - t0
+            env, cache = stack.env, f"redis://127.0.0.1:{stack.redis_port}/1"
+            servers = {
+                "system": ("comparna.wsgi", {**env, "COMPARNA_CACHE_URL": cache}),
+                "baseline": ("comparna.wsgi", {**env, "DJANGO_SETTINGS_MODULE": "bench.uncached_settings"}),
+                "limit": ("bench.static_server:app", {**env, "COMPARNA_BENCH_STATIC_DIR": str(static_dir)}),
             }
-    finally:
-        shutil.rmtree(static_root, ignore_errors=True)
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(f"{'url':<72} {'req/s':>8} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'errors':>7}")
-        for path in (PAGE, API, "total"):
-            r = report[path]
-            print(
-                f"{path:<72} {r['rps']:8.1f} {r['p50_ms']:8.1f} {r['p95_ms']:8.1f} {r['p99_ms']:8.1f}"
-                f" {r['errors']:7d}"
-            )
-        print(json.dumps(report["setup"]))
-    return 0 if report["total"]["errors"] == 0 else 1
+            runs, bodies, cold = {}, {}, {}
+            for role, (app, env) in servers.items():
+                svc, port = _gunicorn(stack, role, app, env, args)
+                got = {}
+                for name, path in URLS.items():  # one request each: warms the cache, records the bytes
+                    start = time.perf_counter()
+                    r = requests.get(f"http://127.0.0.1:{port}{path}", timeout=120,
+                                     headers={"Accept": "application/json, text/html"})
+                    cold.setdefault(role, {})[name] = (time.perf_counter() - start) * 1000
+                    got[name] = (r.status_code, r.content, r.headers.get("Content-Type", ""))
+                bodies[role] = got
+                if role == "system":  # the limit serves exactly these bytes
+                    index = {}
+                    for k, (name, path) in enumerate(URLS.items()):
+                        (static_dir / f"{k}.body").write_bytes(got[name][1])
+                        index[path] = {"file": f"{k}.body", "content_type": got[name][2]}
+                    (static_dir / "index.json").write_text(json.dumps(index))
+                runs[role] = asyncio.run(_load(port, clients=args.clients, duration=args.duration))
+                svc.stop()
+
+        for name in URLS:
+            bench.check(f"{name}: every request answered 200", all(
+                runs[r][name]["errors"] == 0 and runs[r][name]["requests"] > 0 for r in runs))
+            system_status, system_body, _ = bodies["system"][name]
+            bench.check(f"{name}: limit served the system's bytes",
+                        system_status == 200 and bodies["limit"][name][1] == system_body)
+            bench.check(f"{name}: baseline page has the system's length (+-2 %)",
+                        abs(len(bodies["baseline"][name][1]) - len(bodies["system"][name][1]))
+                        <= 0.02 * len(bodies["system"][name][1]))
+            what = {"system": "comparna.wsgi + Redis page cache (warm)",
+                    "baseline": "comparna.wsgi, cache off (page computed per request)",
+                    "limit": "same bytes from memory, bench.static_server on the same gunicorn"}
+            for label, unit, key in (("throughput cost", "s per request, saturated", "s_per_request"),
+                                     ("p95 latency", "s", "p95_ms")):
+                scale = 1e-3 if key.endswith("_ms") else 1.0
+                val = {r: (runs[r][name][key] or float("nan")) * scale for r in runs}
+                bench.compare(f"{name}, {label}", unit=unit,
+                              system=(val["system"], what["system"]),
+                              baseline=(val["baseline"], what["baseline"]),
+                              limit=(val["limit"], what["limit"]))
+        bench.details.update({
+            "runs": runs,
+            "cold_first_request_ms": cold,
+            "bytes": {name: len(bodies["system"][name][1]) for name in URLS},
+            "setup": {"targets": args.strand + args.pdb, "build_s": build_s,
+                      "gunicorn": f"{args.workers} workers x {args.threads} threads (gthread)",
+                      "clients": args.clients, "duration_s": args.duration},
+        })
+    return bench.finish()
 
 
 if __name__ == "__main__":

@@ -1,56 +1,345 @@
-"""Benchmark: scoring long structures with comparna.rna.metrics.count_pairs vs a naive baseline.
+"""Scoring: base-pair counts and scores of predictions against their reference (SCIENCE.md §2).
 
-The baseline classifies each false positive by scanning every reference pair (O(P·R) per structure),
-the straightforward reading of SCIENCE.md §2. Run: ``.venv/bin/python bench/bench_metrics.py``.
+Workload: for each size ``LxN``, N random references of L nt (nested helices and multiloops, ~0.3 L
+pairs; a crossing helix on every third, a base triple on every fifth: the extended definition has
+multiplets) and ``--predictions`` predictions each (reference pairs kept, dropped or slipped by one or two
+positions, helices added in unpaired regions and anywhere), so every kind of false positive occurs.
+One *comparison* = the counts (TP, FN, FP split into inconsistent/contradicting/compatible, TN) and the
+four scores of one prediction.
+
+- system:   ``comparna.rna.metrics.count_pairs`` + ``score_counts``, one comparison per call;
+- baseline: a plain-Python set implementation of the same definitions (each contradicting-candidate false
+  positive is checked against every reference pair);
+- limit:    every comparison of the size in one vectorised numpy pass (matches and inconsistency read off
+  per-position partner arrays, crossings by range-min/max sparse tables built once per reference, scores
+  on whole arrays), with pairs already in arrays (that encoding is reported apart, in ``details``).
+
+All three must give identical counts (a check). Issue 19 asks for >= 100 000 comparisons/s at 300 nt on one
+core and >= 5x the plain-set implementation; ``details`` says whether the system meets that.
 """
 
 from __future__ import annotations
 
 import random
 import sys
-import time
+from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from comparna.rna.metrics import count_pairs  # noqa: E402
-from tests.unit.test_rna_structure import perturb, random_pseudoknotted  # noqa: E402
+from bench.harness import Bench, best_of  # noqa: E402
+from comparna.rna.metrics import count_pairs, score_counts  # noqa: E402
+from comparna.rna.structure import Structure  # noqa: E402
+
+TARGET_RATE, TARGET_SPEEDUP = 100_000, 5.0
 
 
-def naive_counts(ref, pred):
-    partner = {}
-    for i, j in ref.pairs:
-        partner.setdefault(i, set()).add(j)
-        partner.setdefault(j, set()).add(i)
-    tp = len(ref.pairs & pred.pairs)
-    inc = con = comp = 0
-    for i, j in pred.pairs - ref.pairs:
-        if partner.get(i, set()) - {j} or partner.get(j, set()) - {i}:
-            inc += 1
-        elif any(i < k < j < l or k < i < l < j for k, l in ref.pairs):
-            con += 1
+# ---------------------------------------------------------------------------------------------- workload
+def _fill(rng: random.Random, lo: int, hi: int, out: list[tuple[int, int]]) -> None:
+    """Nested helices of 3-8 pairs in [lo, hi] with unpaired stretches and loops >= 3 nt (multiloops arise
+    when a helix's interior is filled in turn)."""
+    pos = lo
+    while hi - pos + 1 >= 9:
+        if rng.random() < 0.3:
+            pos += rng.randint(1, 6)
+            continue
+        h = rng.randint(3, 8)
+        room = hi - pos + 1
+        if room < 2 * h + 3:
+            break
+        span = rng.randint(2 * h + 3, max(2 * h + 3, min(room, int(0.6 * (hi - lo + 1)) + 2 * h + 3)))
+        i, j = pos, pos + span - 1
+        out.extend((i + k, j - k) for k in range(h))
+        _fill(rng, i + h, j - h, out)
+        pos = j + 1 + rng.randint(0, 4)
+
+
+def _free_helix(rng: random.Random, length: int, free: set[int], tries: int = 200, span: int | None = None):
+    """A helix of 3-8 pairs on positions in ``free`` (loop >= 1), at most ``span`` nt long; or None."""
+    ordered = sorted(free)
+    for _ in range(tries):
+        if len(ordered) < 6:
+            return None
+        h = rng.randint(3, 8)
+        if span is None:
+            i, j = sorted(rng.sample(ordered, 2))
         else:
-            comp += 1
-    return tp, inc, con, comp
+            i = rng.choice(ordered)
+            j = i + rng.randint(2 * h, span)
+        pairs = [(i + k, j - k) for k in range(h)]
+        if j - i - 2 * h >= 1 and all(a in free and b in free for a, b in pairs):
+            return pairs
+    return None
 
 
-def main() -> None:
-    rng = random.Random(37)
-    cases = []
-    for _ in range(30):
-        ref = random_pseudoknotted(rng, 3000, layers=2)
-        cases += [(ref, perturb(rng, ref)) for _ in range(10)]
-    t = time.perf_counter()
-    fast = [count_pairs(r, p) for r, p in cases]
-    t_fast = time.perf_counter() - t
-    t = time.perf_counter()
-    slow = [naive_counts(r, p) for r, p in cases[:30]]
-    t_slow = (time.perf_counter() - t) * len(cases) / 30
-    for c, (tp, inc, con, comp) in zip(fast, slow, strict=False):
-        assert (c.tp, c.fp_inconsistent, c.fp_contradicting, c.fp_compatible) == (tp, inc, con, comp)
-    print(f"{len(cases)} structures of 3000 nt: count_pairs {t_fast:.2f} s, naive baseline {t_slow:.2f} s "
-          f"(extrapolated from 30), speed-up {t_slow / t_fast:.1f}x")
+def random_reference(rng: random.Random, length: int, *, pseudoknot: bool, triple: bool) -> Structure:
+    """Nested helices (~0.3 L pairs), optionally a helix crossing them and a base triple (a multiplet)."""
+    pairs: list[tuple[int, int]] = []
+    _fill(rng, 1, length, pairs)
+    free = set(range(1, length + 1)) - {x for p in pairs for x in p}
+    if pseudoknot:
+        for _ in range(50):
+            helix = _free_helix(rng, length, free)
+            if helix and any(i < k < j < l or k < i < l < j for i, j in helix[:1] for k, l in pairs):
+                pairs += helix
+                free -= {x for p in helix for x in p}
+                break
+    if triple and pairs and free:
+        i, j = pairs[len(pairs) // 2]
+        third = rng.choice(sorted(free))
+        pairs.append((min(i, third), max(i, third)))
+    return Structure.from_pairs(length, pairs)
+
+
+def random_prediction(rng: random.Random, reference: Structure) -> Structure:
+    """Reference pairs kept (p ~ 0.3-0.9) or slipped by 1-2 positions; helices added in the reference's
+    unpaired regions (compatible or contradicting false positives) and anywhere (mostly inconsistent)."""
+    L = reference.length
+    keep = rng.uniform(0.3, 0.9)
+    pairs = set()
+    for i, j in reference.pairs:
+        r = rng.random()
+        if r < keep:
+            pairs.add((i, j))
+        elif r < keep + 0.1:
+            d = rng.choice((-2, -1, 1, 2))
+            if 1 <= i + d < j:
+                pairs.add((i + d, j))
+    used = {x for p in pairs for x in p}
+    unpaired = set(range(1, L + 1)) - {x for p in reference.pairs for x in p} - used
+    everywhere = set(range(1, L + 1))
+    for pool, span in ((unpaired, 40), (unpaired, None), (everywhere, None)):
+        for _ in range(rng.randint(0, 1 + L // 150)):
+            helix = _free_helix(rng, L, pool - used, tries=20, span=span)
+            if helix:
+                pairs.update(helix)
+                used |= {x for p in helix for x in p}
+    return Structure.from_pairs(L, pairs)
+
+
+@dataclass
+class Workload:
+    references: list[Structure]
+    cases: list[tuple[int, Structure]]  # (reference index, prediction)
+
+
+def make_workload(length: int, targets: int, predictions: int, seed: int) -> Workload:
+    rng = random.Random(seed)
+    refs = [random_reference(rng, length, pseudoknot=t % 3 == 0, triple=t % 5 == 0) for t in range(targets)]
+    cases = [(t, random_prediction(rng, ref)) for t, ref in enumerate(refs) for _ in range(predictions)]
+    return Workload(refs, cases)
+
+
+# ---------------------------------------------------------------------------------------------- system
+def system_scores(w: Workload) -> list[tuple[tuple[int, ...], dict]]:
+    out = []
+    for t, pred in w.cases:
+        c = count_pairs(w.references[t], pred)
+        out.append(((c.tp, c.fn, c.fp, c.fp_inconsistent, c.fp_contradicting, c.fp_compatible, c.tn),
+                    score_counts(c)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------- baseline
+def plain_scores(w: Workload) -> list[tuple[tuple[int, ...], dict]]:
+    """The definitions read literally, with Python sets; no shared work between predictions."""
+    out = []
+    for t, pred in w.cases:
+        ref = w.references[t]
+        R, P, L = ref.pairs, pred.pairs, ref.length
+        paired = {x for p in R for x in p}
+        tp = len(R & P)
+        fn = len(R) - tp
+        inc = con = comp = 0
+        for i, j in P - R:
+            if i in paired or j in paired:
+                inc += 1
+            elif any(i < k < j < l or k < i < l < j for k, l in R):
+                con += 1
+            else:
+                comp += 1
+        fp = inc + con + comp
+        tn = L * (L - 1) // 2 - tp - fp - fn
+        sens = tp / (tp + fn) if tp + fn else 0.0
+        ppv = tp / (tp + fp - comp) if tp + fp - comp else 0.0
+        fpx = fp - comp
+        den = (tp + fpx) * (tp + fn) * (tn + fpx) * (tn + fn)
+        mcc = (tp * tn - fpx * fn) / den**0.5 if den > 0 else 0.0
+        f1 = 2 * sens * ppv / (sens + ppv) if sens + ppv else 0.0
+        scores = {"sensitivity": sens, "ppv": ppv, "mcc": mcc, "f1": f1}
+        out.append(((tp, fn, fp, inc, con, comp, tn), scores))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ limit
+@dataclass
+class Encoded:
+    """Every pair of the workload in flat arrays (the layout a batch scorer would keep in memory)."""
+
+    length: np.ndarray  # per target
+    ref_t: np.ndarray
+    ref_i: np.ndarray
+    ref_j: np.ndarray
+    case_t: np.ndarray  # per comparison
+    pred_c: np.ndarray  # per predicted pair: comparison index
+    pred_i: np.ndarray
+    pred_j: np.ndarray
+
+
+def encode(w: Workload) -> Encoded:
+    # sorted within each structure, as stored (canonical text is sorted): keeps the binary searches local
+    ref = [(t, i, j) for t, r in enumerate(w.references) for i, j in sorted(r.pairs)]
+    pred = [(c, i, j) for c, (_, p) in enumerate(w.cases) for i, j in sorted(p.pairs)]
+    ref_a = np.array(ref, dtype=np.int64).reshape(-1, 3)
+    pred_a = np.array(pred, dtype=np.int64).reshape(-1, 3)
+    return Encoded(
+        np.array([r.length for r in w.references], dtype=np.int64),
+        ref_a[:, 0], ref_a[:, 1], ref_a[:, 2],
+        np.array([t for t, _ in w.cases], dtype=np.int64),
+        pred_a[:, 0], pred_a[:, 1], pred_a[:, 2],
+    )
+
+
+def _sparse_tables(values: np.ndarray, op, levels: int) -> np.ndarray:
+    """``table[k, x] = op(values[x : x + 2**k])`` (within bounds), for O(1) range queries
+    (sparse tables; Bender & Farach-Colton, LATIN 2000)."""
+    table = np.empty((levels, values.size), dtype=values.dtype)
+    table[0] = values
+    for k in range(1, levels):
+        w = 1 << (k - 1)
+        table[k, -w:] = table[k - 1, -w:]
+        op(table[k - 1, :-w], table[k - 1, w:], out=table[k, :-w])
+    return table
+
+
+def limit_counts(e: Encoded) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Counts (n, 7) and scores of every comparison in whole-array numpy operations."""
+    n, T = len(e.case_t), len(e.length)
+    S = int(e.length.max()) + 2  # positions 0..L+1 of target t live at t*S + p
+    small = np.int16 if S < 2**15 else np.int32  # narrow tables: less memory traffic
+    # farthest reference partner to the left / right of every position (multiplets: several partners)
+    ends = np.concatenate([e.ref_t * S + e.ref_i, e.ref_t * S + e.ref_j])
+    partner = np.concatenate([e.ref_j, e.ref_i]).astype(small)
+    far_left = np.full(T * S, S, dtype=small)
+    far_right = np.full(T * S, -1, dtype=small)
+    np.minimum.at(far_left, ends, partner)
+    np.maximum.at(far_right, ends, partner)
+    pred_t = e.case_t[e.pred_c]
+    base = pred_t * S
+    at_i = base + e.pred_i
+    if len(ends) == 0 or np.bincount(ends).max() <= 2:
+        # every position has at most two partners (base triples), all of them in far_left/far_right
+        match = (far_right[at_i] == e.pred_j) | (far_left[at_i] == e.pred_j)
+    else:  # base quadruples or more: look the pair keys up
+        ref_key = np.sort((e.ref_t * S + e.ref_i) * S + e.ref_j)
+        pred_key = at_i * S + e.pred_j
+        match = ref_key[np.minimum(np.searchsorted(ref_key, pred_key), len(ref_key) - 1)] == pred_key
+    tp = np.bincount(e.pred_c[match], minlength=n)
+    fn = np.bincount(e.ref_t, minlength=T)[e.case_t] - tp
+    fp = np.bincount(e.pred_c, minlength=n) - tp
+    paired = far_right >= 0
+    false = ~match
+    inconsistent = false & (paired[at_i] | paired[base + e.pred_j])
+    rest = np.flatnonzero(false & ~inconsistent & (e.pred_j - e.pred_i > 1))
+    lo = at_i[rest] + 1
+    hi = base[rest] + e.pred_j[rest] - 1
+    k = np.log2(hi - lo + 1).astype(np.int64)  # exact floor for these small integers
+    levels = max(1, int(S).bit_length())
+    left = _sparse_tables(far_left, np.minimum, levels)
+    right = _sparse_tables(far_right, np.maximum, levels)
+    hi2 = hi - (1 << k) + 1
+    crossing = (np.minimum(left[k, lo], left[k, hi2]) < e.pred_i[rest]) | (
+        np.maximum(right[k, lo], right[k, hi2]) > e.pred_j[rest])
+    inc = np.bincount(e.pred_c[inconsistent], minlength=n)
+    con = np.bincount(e.pred_c[rest[crossing]], minlength=n)
+    comp = fp - inc - con
+    L = e.length[e.case_t]
+    tn = L * (L - 1) // 2 - tp - fp - fn
+    counts = np.stack([tp, fn, fp, inc, con, comp, tn], axis=1)
+    tpf, fnf, fpx, tnf = (x.astype(np.float64) for x in (tp, fn, fp - comp, tn))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sens = np.where(tp + fn > 0, tpf / (tpf + fnf), 0.0)
+        ppv = np.where(tpf + fpx > 0, tpf / (tpf + fpx), 0.0)
+        den = (tpf + fpx) * (tpf + fnf) * (tnf + fpx) * (tnf + fnf)
+        mcc = np.where(den > 0, (tpf * tnf - fpx * fnf) / np.sqrt(den), 0.0)
+        f1 = np.where(sens + ppv > 0, 2 * sens * ppv / (sens + ppv), 0.0)
+    return counts, {"sensitivity": sens, "ppv": ppv, "mcc": mcc, "f1": f1}
+
+
+# ------------------------------------------------------------------------------------------------- main
+def _size(text: str) -> tuple[int, int]:
+    try:
+        length, targets = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"size {text!r} is not LENGTHxTARGETS, e.g. 300x200") from None
+    if length < 10 or targets < 1:
+        raise ValueError(f"size {text!r}: length must be >= 10 and targets >= 1")
+    return length, targets
+
+
+def main(argv: list[str] | None = None) -> int:
+    bench = Bench("metrics", __doc__, smoke={"sizes": ["300x10", "3000x1"], "predictions": 3, "repeat": 1})
+    p = bench.parser
+    p.add_argument("--sizes", nargs="+", default=["300x200", "3000x20"], metavar="LxN",
+                   help="sequence length x number of references (default: 300x200 3000x20)")
+    p.add_argument("--predictions", type=int, default=10, help="predictions per reference (default 10)")
+    p.add_argument("--repeat", type=int, default=5, help="timed runs of each; the fastest counts (default 5)")
+    p.add_argument("--seed", type=int, default=19)
+    args = bench.parse(argv)
+    try:
+        sizes = [_size(s) for s in args.sizes]
+    except ValueError as exc:
+        p.error(str(exc))
+    if args.predictions < 1:
+        p.error("--predictions must be >= 1")
+
+    with bench.measuring():
+        for length, targets in sizes:
+            w = make_workload(length, targets, args.predictions, args.seed + length)
+            n = len(w.cases)
+            t_sys, sys_out = best_of(lambda w=w: system_scores(w), args.repeat)
+            # the plain implementation is O(FP x reference pairs): one run is enough and long ones are slow
+            t_base, base_out = best_of(lambda w=w: plain_scores(w), 1 if length > 1000 else args.repeat)
+            t_enc, enc = best_of(lambda w=w: encode(w), args.repeat)
+            t_lim, (lim_counts, lim_scores) = best_of(lambda enc=enc: limit_counts(enc), args.repeat)
+            sys_counts = np.array([c for c, _ in sys_out])
+            label = f"{length} nt"
+            bench.check(f"{label}: baseline counts == system counts", [c for c, _ in base_out]
+                        == [c for c, _ in sys_out])
+            bench.check(f"{label}: limit counts == system counts", np.array_equal(lim_counts, sys_counts))
+            bench.check(f"{label}: limit scores == system scores", all(
+                np.allclose(lim_scores[k], [s[k] for _, s in sys_out], rtol=1e-12, atol=1e-15)
+                for k in lim_scores))
+            bench.compare(
+                f"counts + scores, {label}",
+                unit="s per comparison",
+                system=(t_sys / n, "count_pairs + score_counts, one call per comparison"),
+                baseline=(t_base / n, "plain-Python sets, the definitions read literally"),
+                limit=(t_lim / n, "one numpy pass over all comparisons (pairs already in arrays)"),
+            )
+            rate = n / t_sys
+            detail = {
+                "comparisons": n,
+                "mean_reference_pairs": float(np.mean([len(r.pairs) for r in w.references])),
+                "mean_predicted_pairs": float(np.mean([len(p.pairs) for _, p in w.cases])),
+                "fp_kinds_total": dict(zip(("inconsistent", "contradicting", "compatible"),
+                                           sys_counts[:, 3:6].sum(axis=0).tolist(), strict=True)),
+                "system_comparisons_per_s": rate,
+                "baseline_comparisons_per_s": n / t_base,
+                "limit_comparisons_per_s": n / t_lim,
+                "limit_encoding_s_per_comparison": t_enc / n,
+                "speedup_vs_baseline": t_base / t_sys,
+            }
+            if length == 300:
+                detail["issue19_target"] = {
+                    "comparisons_per_s": TARGET_RATE, "speedup": TARGET_SPEEDUP,
+                    "met": rate >= TARGET_RATE and t_base / t_sys >= TARGET_SPEEDUP,
+                }
+            bench.details[label] = detail
+    return bench.finish()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

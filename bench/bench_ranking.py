@@ -1,14 +1,19 @@
-"""Benchmark of the pairwise ranking engine against a straightforward baseline (issue 4, item 5).
+"""Ranking: the pairwise ranking engine (SCIENCE.md §5) against a per-pair scipy loop and a numpy floor.
 
-Workload: synthetic counts for 54 methods x 2000 targets with missing predictions, and 12 subsets. The 12
-subsets are taken as the worst case: each is the full 2000-target set with its own missing-prediction
-pattern (real subsets — short/medium/long, pseudoknotted, PDB — are smaller), so the figure is an upper
-bound. The baseline is a per-pair Python loop over the same random draws calling ``scipy.stats.wilcoxon``;
-it is run on a few subsets and extrapolated when ``--full-baseline`` is not given.
+Workload: synthetic counts for ``--methods`` methods x ``--targets`` targets with missing predictions, in
+``--subsets`` subsets; each subset is the full target set with its own missing-prediction pattern (real
+subsets are smaller), so the figure is an upper bound for a nightly run.
 
-Usage::
+- system:   ``comparna.rna.ranking.rank_subsets`` (pairwise + robustness rankings), one process;
+- baseline: the straightforward implementation, per pair a Python loop over the same random draws calling
+  ``scipy.stats.wilcoxon``; run on ``--baseline-subsets`` subsets and scaled to all (``--full-baseline``
+  runs it on every subset);
+- limit:    the work no implementation of the method can skip, in whole-array numpy calls: at least
+  ``replicates x excluded`` random indices per pair, the gather-sum of both methods' counts over them, the
+  MCCs and the batched Wilcoxon test of every pair (one random stream, no per-pair seeding, no
+  without-replacement reduction).
 
-    .venv/bin/python bench/bench_ranking.py [--subsets 12] [--baseline-subsets 1] [--full-baseline]
+Check: the engine's verdicts equal the baseline's on the subsets the baseline ran.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.harness import Bench, best_of  # noqa: E402
 from comparna.rna.ranking import (  # noqa: E402
     CountsTable,
     draw_exclusions,
@@ -31,7 +37,9 @@ from comparna.rna.ranking import (  # noqa: E402
     pair_rng,
     pairwise_ranking,
     rank_subsets,
+    robustness_ranking,
     subsample_size,
+    wilcoxon_pvalues,
 )
 
 
@@ -89,67 +97,108 @@ def baseline_verdicts(table: CountsTable, seed: int, *, replicates: int = 40, al
     return out
 
 
+def floor_rankings(tables: list[CountsTable], *, replicates: int = 40, min_common: int = 10,
+                   chunk: int = 256) -> int:
+    """The unavoidable numpy work of all rankings (see the module docstring); returns the pairs tested."""
+    rng = np.random.default_rng(0)
+    tested = 0
+    for table in tables:
+        robustness_ranking(table)
+        present = table.present.astype(np.float64)
+        common = np.rint(present @ present.T).astype(np.int64)
+        a_all, b_all = np.nonzero(np.triu(common >= min_common, k=1))
+        counts = table.counts[..., [0, 1, 2, 4]].copy()
+        counts[..., 2] -= table.counts[..., 3]
+        counts = counts.astype(np.int32)  # (methods, targets, 4)
+        totals = np.einsum("mt,ntf->mnf", present, counts.astype(np.float64))  # totals[b, a]: a on common
+        n_targets = len(table.targets)
+        for s in range(0, len(a_all), chunk):
+            a, b = a_all[s:s + chunk], b_all[s:s + chunk]
+            n = common[a, b]
+            excluded = n - np.floor(0.9 * n).astype(np.int64)
+            per_row = np.repeat(excluded, replicates)  # one row per (pair, replicate)
+            draws = rng.integers(0, n_targets, size=int(per_row.sum()))
+            row_start = np.concatenate([[0], np.cumsum(per_row)[:-1]])
+            pair_of = np.repeat(np.arange(len(a)), excluded * replicates)
+            pooled = []
+            for side, other in ((a, b), (b, a)):
+                gone = counts[side[pair_of], draws]  # (elements, 4)
+                sums = np.add.reduceat(gone, row_start, axis=0).reshape(len(a), replicates, 4)
+                pooled.append(totals[other, side][:, None, :] - sums)
+            mcc = [mcc_from_arrays(x[..., 0], x[..., 1], x[..., 2], 0, x[..., 3]) for x in pooled]
+            wilcoxon_pvalues(mcc[0], mcc[1])
+            tested += len(a)
+    return tested
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def time_engine(tables: list[CountsTable], seed: int, workers: int = 1) -> tuple[float, float]:
-    """Wall-clock and CPU seconds (this process only, so CPU is meaningful for one worker) of all rankings."""
-    start, cpu = time.perf_counter(), time.process_time()
+def time_engine(tables: list[CountsTable], seed: int, workers: int = 1) -> None:
+    """All rankings of ``tables`` (what the nightly job computes); timed by the caller."""
     rank_subsets({str(i): table for i, table in enumerate(tables)}, seed=seed, workers=workers)
-    return time.perf_counter() - start, time.process_time() - cpu
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--methods", type=int, default=54)
-    parser.add_argument("--targets", type=int, default=2000)
-    parser.add_argument("--subsets", type=int, default=12)
-    parser.add_argument("--baseline-subsets", type=int, default=1)
-    parser.add_argument("--full-baseline", action="store_true")
-    parser.add_argument("--seed", type=int, default=2013)
-    parser.add_argument("--no-scaling", action="store_true")
-    args = parser.parse_args(argv)
+def main(argv: list[str] | None = None) -> int:
+    bench = Bench("ranking", __doc__, smoke={"methods": 8, "targets": 200, "subsets": 2, "scaling": False,
+                                            "repeat": 1})
+    p = bench.parser
+    p.add_argument("--methods", type=int, default=54, help="methods (54)")
+    p.add_argument("--targets", type=int, default=2000, help="targets per subset (2000)")
+    p.add_argument("--subsets", type=int, default=12, help="subsets (12)")
+    p.add_argument("--baseline-subsets", type=int, default=1, help="subsets the baseline runs on (1)")
+    p.add_argument("--full-baseline", action="store_true", help="run the baseline on every subset")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs of engine and floor; fastest counts (3)")
+    p.add_argument("--seed", type=int, default=2013)
+    p.add_argument("--scaling", action=argparse.BooleanOptionalAction, default=True,
+                   help="also time one subset at 10/27/54 methods x 500/1000/2000 targets")
+    args = bench.parse(argv)
+    if args.methods < 2 or args.targets < 10 or args.subsets < 1 or args.baseline_subsets < 1:
+        p.error("need >= 2 methods, >= 10 targets, >= 1 subset and >= 1 baseline subset")
 
-    tables = [synthetic_table(args.methods, args.targets, seed=s) for s in range(args.subsets)]
-    rss_before = peak_rss_mb()
-    engine, engine_cpu = time_engine(tables, args.seed)
-    rss_after = peak_rss_mb()
-    engine2, _ = time_engine(tables, args.seed, workers=2)
-
-    n_base = args.subsets if args.full_baseline else min(args.baseline_subsets, args.subsets)
-    start = time.perf_counter()
-    for table in tables[:n_base]:
-        reference = baseline_verdicts(table, args.seed)
-    baseline_measured = time.perf_counter() - start
-    baseline = baseline_measured * args.subsets / n_base
-    result = pairwise_ranking(tables[n_base - 1], seed=args.seed)
-    agree = all(result.verdicts[result.methods.index(a), result.methods.index(b)] == v
-                for (a, b), v in reference.items())
-
-    print(f"workload: {args.methods} methods x {args.targets} targets x {args.subsets} subsets "
-          f"({args.subsets * args.methods * (args.methods - 1) // 2} pairs), 40 replicates")
-    print(f"{'':28}{'seconds':>10}")
-    print(f"{'engine, 1 process':28}{engine:>10.2f}   (CPU {engine_cpu:.2f} s)")
-    print(f"{'engine, 2 processes':28}{engine2:>10.2f}")
-    scaled = "" if n_base == args.subsets else f" ({n_base} subset(s), x{args.subsets / n_base:g})"
-    label = "baseline" + scaled
-    print(f"{label:28}{baseline:>10.2f}")
-    print(f"speed-up: {baseline / engine:.1f}x (1 process), {baseline / engine2:.1f}x (2 processes); "
-          f"verdicts identical on the baseline subset: {agree}")
-    print(f"peak RSS, 1 process: {rss_after:.0f} MB (before the engine: {rss_before:.0f} MB, inputs incl.)")
-
-    if not args.no_scaling:
-        print("\nscaling (one subset, engine seconds)")
-        sizes = (500, 1000, 2000)
-        print(f"{'methods / targets':>18}" + "".join(f"{t:>9}" for t in sizes))
-        for m in (10, 27, 54):
-            cells = []
-            for t in sizes:
-                table = synthetic_table(m, t, seed=99)
-                cells.append(time_engine([table], args.seed)[0])
-            print(f"{m:>18}" + "".join(f"{c:>9.3f}" for c in cells))
+    with bench.measuring():
+        tables = [synthetic_table(args.methods, args.targets, seed=s) for s in range(args.subsets)]
+        rss_before = peak_rss_mb()
+        engine, _ = best_of(lambda: time_engine(tables, args.seed), args.repeat)
+        rss_after = peak_rss_mb()
+        engine2, _ = best_of(lambda: time_engine(tables, args.seed, workers=2), args.repeat)
+        floor, tested = best_of(lambda: floor_rankings(tables), args.repeat)
+        n_base = args.subsets if args.full_baseline else min(args.baseline_subsets, args.subsets)
+        start = time.perf_counter()
+        agree = True
+        for table in tables[:n_base]:
+            reference = baseline_verdicts(table, args.seed)
+            result = pairwise_ranking(table, seed=args.seed)
+            agree &= all(result.verdicts[result.methods.index(a), result.methods.index(b)] == v
+                         for (a, b), v in reference.items())
+        baseline = (time.perf_counter() - start) * args.subsets / n_base
+        bench.check(f"engine verdicts == baseline verdicts ({n_base} subset(s))", agree)
+        pairs = args.subsets * args.methods * (args.methods - 1) // 2
+        scaled = "" if n_base == args.subsets else f", measured on {n_base} subset(s) and scaled"
+        bench.compare(
+            f"{args.subsets} subsets x {args.methods} methods x {args.targets} targets",
+            unit="s per ranking run",
+            system=(engine, "rank_subsets (pairwise + robustness), 1 process"),
+            baseline=(baseline, "per-pair Python loop + scipy.stats.wilcoxon" + scaled),
+            limit=(floor, "random indices + gather-sums + MCC + batched Wilcoxon, whole-array numpy"),
+        )
+        bench.details.update({
+            "pairs": pairs,
+            "pairs_tested_by_floor": tested,
+            "engine_2_processes_s": engine2,
+            "baseline_pair_per_s": pairs / baseline,
+            "peak_rss_mb": {"before_engine": rss_before, "after_engine": rss_after},
+        })
+        if args.scaling:
+            grid = {}
+            for m in (10, 27, 54):
+                for t in (500, 1000, 2000):
+                    table = synthetic_table(m, t, seed=99)
+                    grid[f"{m}x{t}"] = best_of(lambda table=table: time_engine([table], args.seed), 1)[0]
+            bench.details["scaling_one_subset_s"] = grid
+    return bench.finish()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,134 +1,111 @@
-"""Per-job overhead of the sandbox runner versus the bare program in a plain subprocess.
+"""Runner: wall time of one prediction job through the sandbox, against the bare compute and a subprocess.
 
-For a fixed slice of RNA STRAND (the first N entries, by file name, of length 40..400 with only ACGU)
-each sequence is run three ways, interleaved so that machine load hits them equally:
+For N real RNA STRAND sequences spread over 40-400 nt (ACGU only) each method runs every sequence four
+ways, interleaved so that machine load hits them alike:
 
-- ``bare``: ``subprocess.run`` of the catalogue command, no limits, no isolation;
-- ``local``: :class:`LocalRunner` (rlimits, cgroups, timeout, output capture, parsing; no isolation);
-- ``sandbox``: :class:`SandboxRunner` (all of the above inside bubblewrap as the unprivileged sandbox uid).
+- system:   ``run_prediction`` with :class:`SandboxRunner` (bubblewrap, unprivileged uid, rlimits, cgroups,
+  timeout, capped output, parsing), as a worker runs it; also :class:`LocalRunner` (all but isolation);
+- baseline: ``subprocess.run`` of the catalogue command (no limits, no isolation) and parsing;
+- limit:    the same program inside this process (module imported and warmed up once, ``main`` called with
+  stdout captured, same parser): the bare compute with no start-up cost at all.
 
-Usage::
-
-    .venv/bin/python bench/bench_runner.py [--n 50] [--method RNAfold-MFE] [--json]
+The four must give the same structure (a check). A trivial program (``/bin/echo``) measures each runner's
+fixed cost apart from any folding (``details``).
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import statistics
-import subprocess
 import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from comparna.rna.formats import read_bpseq  # noqa: E402
+from bench.harness import Bench, summary  # noqa: E402
+from bench.workloads import inprocess_predictor, strand_sequences, subprocess_predictor  # noqa: E402
 from predictors.catalogue import get_spec  # noqa: E402
-from predictors.core.runners import LocalRunner, SandboxRunner, format_argv, run_prediction  # noqa: E402
+from predictors.core.runners import LocalRunner, SandboxRunner, run_prediction  # noqa: E402
 from predictors.core.spec import PredictorSpec  # noqa: E402
 
-ARCHIVE = REPO.parent / "shared" / "data" / "rna_strand_v2.0_bpseq.tar.gz"
+WAYS = ("limit", "baseline", "local", "sandbox")
 
 
-def strand_slice(n: int, lo: int = 40, hi: int = 400) -> list[tuple[str, str]]:
-    """The first ``n`` RNA STRAND entries (sorted by name) with lo <= length <= hi and only ACGU."""
-    out = []
-    with tarfile.open(ARCHIVE) as tar:
-        members = sorted((m for m in tar if m.isfile() and m.name.endswith(".bpseq")), key=lambda m: m.name)
-        for m in members:
-            seq, _ = read_bpseq(tar.extractfile(m).read().decode())
-            seq = seq.upper()
-            if lo <= len(seq) <= hi and set(seq) <= set("ACGU"):
-                out.append((Path(m.name).stem, seq))
-                if len(out) == n:
-                    break
-    return out
+def _timed(fn, *args, **kw):
+    start = time.perf_counter()
+    result = fn(*args, **kw)
+    return time.perf_counter() - start, result
 
 
-def bare_run(spec, seq: str) -> float:
-    with tempfile.TemporaryDirectory(prefix="comparna-bench-") as d:
-        fasta = Path(d) / "input.fa"
-        fasta.write_text(f">q\n{seq}\n")
-        argv = format_argv(
-            spec, sequence=seq, workdir=d, fasta=str(fasta), alignment=None, python=sys.executable
-        )
-        start = time.monotonic()
-        subprocess.run(argv, cwd=d, capture_output=True, check=True, env={"PYTHONPATH": str(REPO)})
-        return time.monotonic() - start
+def main(argv: list[str] | None = None) -> int:
+    bench = Bench("runner", __doc__, smoke={"n": 2, "methods": ["RNAfold-MFE"], "trivial": 2})
+    p = bench.parser
+    p.add_argument("--n", type=int, default=40, help="RNA STRAND sequences, spread over 40-400 nt (40)")
+    p.add_argument("--methods", nargs="+", default=["RNAfold-MFE", "LinearFold-V"],
+                   help="catalogue methods (in-process wrappers; default RNAfold-MFE LinearFold-V)")
+    p.add_argument("--trivial", type=int, default=20, help="runs of the trivial program (20)")
+    args = bench.parse(argv)
+    if args.n < 1 or args.trivial < 1:
+        p.error("--n and --trivial must be >= 1")
+    try:
+        specs = [get_spec(m) for m in args.methods]
+    except KeyError as exc:
+        p.error(f"unknown method {exc}")
+    if not SandboxRunner.available():
+        p.error("bubblewrap is not available here (scripts/install.sh installs it)")
 
+    with bench.measuring():
+        seqs = strand_sequences(args.n)
+        runners = {"local": LocalRunner(), "sandbox": SandboxRunner()}
+        bench.details["sequences"] = {"n": len(seqs), "lengths": [len(s) for _, s in seqs]}
+        for spec in specs:
+            limit, baseline = inprocess_predictor(spec), subprocess_predictor(spec)
+            limit(seqs[0][1])  # warm: imports and first-call set-up happen before any timing
+            times: dict[str, list[float]] = {w: [] for w in WAYS}
+            failures, same = [], True
+            for name, seq in seqs:
+                t, lim = _timed(limit, seq)
+                times["limit"].append(t)
+                t, base = _timed(baseline, seq)
+                times["baseline"].append(t)
+                structures = {lim.structure.pairs, base.structure.pairs}
+                for key, runner in runners.items():
+                    t, result = _timed(run_prediction, spec, seq, runner=runner)
+                    times[key].append(t)
+                    if result.status != "ok":
+                        failures.append(f"{key} {name}: {result.status} {result.message}")
+                    else:
+                        structures.add(result.structure.pairs)
+                same &= len(structures) == 1
+            bench.check(f"{spec.name}: every runner job ok", not failures)
+            bench.check(f"{spec.name}: same structure all four ways", same)
+            if failures:
+                bench.notes.extend(failures[:5])
+            mean = {w: statistics.fmean(v) for w, v in times.items()}
+            for key, label in (("sandbox", "SandboxRunner (bubblewrap)"),
+                               ("local", "LocalRunner (no isolation)")):
+                bench.compare(
+                    f"{spec.name} job, {key}",
+                    unit="s per job (mean)",
+                    system=(mean[key], f"run_prediction with {label}"),
+                    baseline=(mean["baseline"], "bare subprocess.run of the catalogue command + parse"),
+                    limit=(mean["limit"], "the program's main() in this warm process + parse"),
+                )
+            bench.details[spec.name] = {w: summary(v) for w, v in times.items()}
+            bench.details[spec.name]["sandbox_overhead_s"] = mean["sandbox"] - mean["limit"]
 
-def summarise(times: list[float]) -> dict[str, float]:
-    return {
-        "mean_s": round(statistics.mean(times), 4),
-        "median_s": round(statistics.median(times), 4),
-        "min_s": round(min(times), 4),
-        "max_s": round(max(times), 4),
-        "jobs_per_minute": round(60 / statistics.mean(times), 1),
-    }
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=50)
-    ap.add_argument("--method", default="RNAfold-MFE")
-    ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
-    spec = get_spec(args.method)
-    seqs = strand_slice(args.n)
-    runners = {"local": LocalRunner(), "sandbox": SandboxRunner()}
-    # Wall time per job as seen by a worker (including work dir set-up and parsing for the runners).
-    times: dict[str, list[float]] = {"bare": [], "local": [], "sandbox": []}
-    failures = 0
-    for _name, seq in seqs:
-        times["bare"].append(bare_run(spec, seq))
-        for key, runner in runners.items():
-            start = time.monotonic()
-            result = run_prediction(spec, seq, runner=runner)
-            times[key].append(time.monotonic() - start)
-            failures += result.status != "ok"
-    report = {
-        "method": spec.name,
-        "sequences": len(seqs),
-        "lengths": [min(len(s) for _, s in seqs), max(len(s) for _, s in seqs)],
-        "failures": failures,
-        **{k: summarise(v) for k, v in times.items()},
-    }
-    # Fixed cost, isolated from the folding time: a program that only prints a structure.
-    trivial = PredictorSpec(name="echo", program="echo", version="0", argv=("/bin/echo", "{sequence}"))
-    fixed: dict[str, list[float]] = {"bare": [], "local": [], "sandbox": []}
-    for _name, seq in seqs[:20]:
-        fixed["bare"].append(bare_run(trivial, seq))
-        for key, runner in runners.items():
-            start = time.monotonic()
-            run_prediction(trivial, seq, runner=runner)
-            fixed[key].append(time.monotonic() - start)
-    report["fixed_cost_trivial_program"] = {k: summarise(v) for k, v in fixed.items()}
-    report["sandbox_overhead_mean_s"] = round(report["sandbox"]["mean_s"] - report["bare"]["mean_s"], 4)
-    report["sandbox_overhead_median_s"] = round(report["sandbox"]["median_s"] - report["bare"]["median_s"], 4)
-    if args.json:
-        print(json.dumps(report, indent=2))
-        return
-    lo, hi = report["lengths"]
-    print(f"{spec.name} on {len(seqs)} RNA STRAND sequences ({lo}-{hi} nt), {failures} failures")
-    for k in ("bare", "local", "sandbox"):
-        r = report[k]
-        per_min = r["jobs_per_minute"]
-        print(f"  {k:8s} mean {r['mean_s']:.3f} s  median {r['median_s']:.3f} s  ({per_min} jobs/min)")
-    fc = report["fixed_cost_trivial_program"]
-    print(
-        f"  fixed cost of a trivial program: bare {fc['bare']['mean_s']:.3f} s, "
-        f"local {fc['local']['mean_s']:.3f} s, sandbox {fc['sandbox']['mean_s']:.3f} s (means)"
-    )
-    print(
-        f"  sandbox overhead per job: mean {report['sandbox_overhead_mean_s']:+.3f} s, "
-        f"median {report['sandbox_overhead_median_s']:+.3f} s"
-    )
+        trivial = PredictorSpec(name="echo", program="echo", version="0", argv=("/bin/echo", "{sequence}"))
+        echo = subprocess_predictor(trivial, parse=False)
+        fixed: dict[str, list[float]] = {"baseline": [], "local": [], "sandbox": []}
+        for _, seq in seqs[: args.trivial] * (1 + args.trivial // len(seqs)):
+            if len(fixed["baseline"]) >= args.trivial:
+                break
+            fixed["baseline"].append(_timed(echo, seq)[0])
+            for key, runner in runners.items():
+                fixed[key].append(_timed(run_prediction, trivial, seq, runner=runner)[0])
+        bench.details["fixed_cost_trivial_program"] = {k: summary(v) for k, v in fixed.items()}
+    return bench.finish()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,100 +1,131 @@
-"""Benchmark: predictions per minute through the real stack with 1 and with 2 Celery workers.
+"""Workers: predictions per minute through the real stack (Celery + sandbox) with 1 and 2 workers.
 
-A fixed slice of RNA STRAND (the first ACGU-only entries of a few source databases, ≤ 300 nt) is imported
-into a fresh PostgreSQL; RNAfold-MFE and LinearFold-V are queued on every target through Redis; the time
-from queueing to the last finished prediction is measured with 1 worker (concurrency 1) and then, on the
-same batch run again from scratch, 2 workers (concurrency 1 each). The baseline is the same programs run
-in one process without Celery or the sandbox (bare subprocesses, sequentially).
+N real RNA STRAND entries spread over 40-300 nt are imported into a fresh PostgreSQL (filters, CD-HIT-EST);
+the methods are queued on every imported target through Redis and run by real Celery workers (queue
+``predict``, concurrency 1 each) in the sandbox; wall time = first job queued to last prediction finished
+(database timestamps). The same batch runs again from scratch with 2 workers. On exactly the same
+(method, sequence) jobs, in the same run:
 
-Run: ``.venv/bin/python bench/bench_workers.py`` (a few minutes).
+- baseline: one bare subprocess per prediction (interpreter start-up and imports every time, no sandbox,
+  no Celery), 1 and 2 at a time;
+- limit:    the programs called in-process, one warm Python process per worker (1, then 2 = one per core),
+  no Celery, no sandbox, no database: the bare compute.
+
+Checks: every prediction ends ``ok`` and the stored structures equal the in-process ones.
 """
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg  # noqa: E402
 
-from tests.conftest import SHARED_DATA  # noqa: E402
+from bench.harness import Bench, Timer  # noqa: E402
+from bench.workloads import run_pool, strand_entries, strand_slice_dir  # noqa: E402
 from tests.e2e.stack import production_stack, wait_for  # noqa: E402
-from tests.support.strand_slice import make_strand_slice  # noqa: E402
-
-METHODS = ("RNAfold-MFE", "LinearFold-V")
-PREFIXES = {"ASE": 0, "CRW": 15, "PDB": 25, "RFA": 20, "SRP": 10, "TMR": 0}
 
 
-def pending(db: str) -> int:
+def _rows(db: str, sql: str) -> list[tuple]:
     with psycopg.connect(db) as conn:
-        return conn.execute(
-            "select count(*) from predictors_prediction where status in ('queued', 'running')"
-        ).fetchone()[0]
+        return conn.execute(sql).fetchall()
 
 
-def run_batch(stack, db: str, methods: tuple[str, ...]) -> tuple[int, float]:
+def run_batch(stack, db: str, methods: list[str], timeout: float) -> tuple[int, float]:
+    """Queue every method on every target; (predictions, wall seconds first queued -> last finished)."""
     out = stack.manage("queue_predictions", *[a for m in methods for a in ("--method", m)]).stdout
     n = int(out.split()[0])
-    t0 = time.perf_counter()
-    wait_for(lambda: pending(db) == 0, timeout=1800, interval=0.2, what="the batch")
-    return n, time.perf_counter() - t0
+    pending = "select count(*) from predictors_prediction where status in ('queued', 'running')"
+    wait_for(lambda: _rows(db, pending)[0][0] == 0, timeout=timeout, interval=0.2, what="the batch")
+    span = "select extract(epoch from max(finished_at) - min(queued_at)) from predictors_prediction"
+    (wall,) = _rows(db, span)[0]
+    return n, float(wall)
 
 
-def bare_baseline(slice_dir: Path) -> tuple[int, float]:
-    from comparna.rna.formats import read_bpseq
-    from predictors.catalogue import get_spec
-
-    seqs = []
-    for f in sorted(slice_dir.glob("*.bpseq")):
-        seq, _ = read_bpseq(f.read_text())
-        seqs.append(seq.upper().replace("T", "U"))
-    n, t0 = 0, time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        for k, seq in enumerate(seqs):
-            fasta = Path(tmp) / f"{k}.fa"
-            fasta.write_text(f">q\n{seq}\n")
-            for name in METHODS:
-                argv = [a.replace("{python}", sys.executable).replace("{fasta}", str(fasta))
-                        for a in get_spec(name).argv]
-                subprocess.run(argv, cwd=REPO, capture_output=True, check=True)
-                n += 1
-    return n, time.perf_counter() - t0
+def stored(db: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """(method, sequence) -> (status, canonical pairs) of every stored prediction."""
+    rows = _rows(db, """
+        select m.name, t.sequence, p.status, p.pairs from predictors_prediction p
+        join predictors_methodversion v on v.id = p.method_version_id
+        join predictors_method m on m.id = v.method_id join comparna_target t on t.id = p.target_id""")
+    return {(name, seq): (status, pairs) for name, seq, status, pairs in rows}
 
 
-def main() -> None:
-    work = Path(tempfile.mkdtemp(prefix="bench-workers-"))
-    slice_dir = work / "slice"
-    ids = make_strand_slice(SHARED_DATA / "rna_strand_v2.0_bpseq.tar.gz", slice_dir, prefixes=PREFIXES,
-                            max_length=300, acgu_only=True)
-    results = []
-    with production_stack() as stack:
-        db = stack.env["DATABASE_URL"]
-        stack.manage("sync_predictors", *[a for m in METHODS for a in ("--only", m)])
-        stack.manage("import_rnastrand", str(slice_dir), "--no-progress")
-        stack.start_worker("predict", name="w1", concurrency=1)
-        time.sleep(3)
-        n1, t1 = run_batch(stack, db, METHODS)
-        results.append(("1 worker", n1, t1))
-        with psycopg.connect(db) as conn:  # the same batch again, from scratch
-            conn.execute("delete from comparna_score")
-            conn.execute("delete from predictors_prediction")
-        stack.start_worker("predict", name="w2", concurrency=1)
-        time.sleep(3)
-        n2, t2 = run_batch(stack, db, METHODS)
-        results.append(("2 workers", n2, t2))
-    bn, bt = bare_baseline(slice_dir)
-    print(f"slice: {len(ids)} RNA STRAND files (imported after filters); machine: 2 cores")
-    print(f"methods: {', '.join(METHODS)}")
-    print(f"{'setup':<14} {'predictions':>11} {'seconds':>8} {'per minute':>10}")
-    for setup, n, t in results:
-        print(f"{setup:<14} {n:>11} {t:>8.1f} {60 * n / t:>10.1f}")
-    print(f"{'bare, 1 proc':<14} {bn:>11} {bt:>8.1f} {60 * bn / bt:>10.1f}  (no Celery, no sandbox)")
+def main(argv: list[str] | None = None) -> int:
+    bench = Bench("workers", __doc__, smoke={"n": 3, "methods": ["RNAfold-MFE"], "workers": [1]})
+    p = bench.parser
+    p.add_argument("--n", type=int, default=60, help="RNA STRAND entries before filters (default 60)")
+    p.add_argument("--methods", nargs="+", default=["RNAfold-MFE", "LinearFold-V"],
+                   help="catalogue methods (default RNAfold-MFE LinearFold-V)")
+    p.add_argument("--max-length", type=int, default=300, help="longest sequence (default 300)")
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 2], choices=range(1, 9), metavar="K",
+                   help="worker counts, each batch run from scratch with K workers (default 1 2)")
+    p.add_argument("--timeout", type=float, default=1800, help="seconds allowed per batch (default 1800)")
+    args = bench.parse(argv)
+    if args.n < 1:
+        p.error("--n must be >= 1")
+    counts = sorted(set(args.workers))
+
+    with bench.measuring(), tempfile.TemporaryDirectory(prefix="bench-workers-") as work:
+        entries = strand_entries(args.n, lo=40, hi=args.max_length)
+        slice_dir = strand_slice_dir(entries, Path(work) / "slice")
+        system: dict[int, tuple[int, float]] = {}
+        with production_stack() as stack:
+            db = stack.env["DATABASE_URL"]
+            stack.manage("sync_predictors", *[a for m in args.methods for a in ("--only", m)])
+            with Timer() as t_import:
+                stack.manage("import_rnastrand", str(slice_dir), "--no-progress", timeout=args.timeout)
+            sequences = [s for (s,) in _rows(db, "select sequence from comparna_target order by id")]
+            started: list = []
+            for workers in counts:
+                while len(started) < workers:
+                    started.append(stack.start_worker("predict", name=f"w{len(started) + 1}", concurrency=1))
+                for w in started:
+                    wait_for(lambda w=w: " ready." in w.tail(20000), timeout=120, what=f"worker {w.name}")
+                with psycopg.connect(db) as conn:  # every batch from scratch
+                    conn.execute("delete from comparna_score")
+                    conn.execute("delete from predictors_prediction")
+                system[workers] = run_batch(stack, db, args.methods, args.timeout)
+                results = stored(db)
+            logs = stack.logs()
+
+        jobs = [(m, s) for s in sequences for m in args.methods]
+        limit = {k: run_pool(jobs, processes=k) for k in counts}
+        baseline = {k: run_pool(jobs, processes=k, how="subprocess") for k in counts}
+        expected = {job: " ".join(f"{i}-{j}" for i, j in pairs)
+                    for job, (_, pairs, _) in zip(jobs, limit[counts[-1]].results, strict=True)}
+        if not bench.check("every prediction ok",
+                           bool(results) and all(st == "ok" for st, _ in results.values())):
+            bench.notes.append(logs[-3000:])
+        bench.check("stored structures == in-process structures",
+                    results.keys() == expected.keys()
+                    and all(results[k][1] == expected[k] for k in expected))
+        bench.check("one prediction per job", all(n == len(jobs) for n, _ in system.values()))
+        for k in counts:
+            n, wall = system[k]
+            label = "1 worker" if k == 1 else f"{k} workers"
+            bench.compare(
+                f"{label} vs {k} process{'es' if k > 1 else ''}",
+                unit="s per prediction (wall)",
+                system=(wall / n, f"Celery (concurrency 1) + SandboxRunner + PostgreSQL/Redis, {label}"),
+                baseline=(baseline[k].wall_s / n, f"bare subprocess per prediction, {k} at a time"),
+                limit=(limit[k].wall_s / n, f"programs in-process, {k} warm process(es), one per core"),
+                predictions_per_minute={"system": 60 * n / wall, "baseline": 60 * n / baseline[k].wall_s,
+                                        "limit": 60 * n / limit[k].wall_s},
+            )
+        bench.details.update({
+            "entries_offered": len(entries),
+            "targets_imported": len(sequences),
+            "lengths": sorted(len(s) for s in sequences),
+            "methods": args.methods,
+            "import_s": t_import.seconds,
+            "limit_cpu_s_per_prediction": {k: limit[k].cpu_s / len(jobs) for k in limit},
+        })
+    return bench.finish()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,0 +1,199 @@
+"""Workloads shared by the prediction benchmarks (runner, workers, and issue 13's throughput bench).
+
+- :func:`strand_sequences`: real RNA STRAND sequences, the first N by name or N spread over all lengths;
+- :func:`strand_slice_dir`: the same entries written as BPSEQ files, for ``manage.py import_rnastrand``;
+- :func:`inprocess_predictor`: a catalogue spec's program called inside this process (module imported
+  once, no interpreter start-up, no sandbox), the bare compute that is the limit of every prediction bench;
+- :func:`run_pool`: predictions over a fixed number of processes (one per core for the limit), each
+  process warm before the clock starts, or as one subprocess per prediction (the naive baseline).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import multiprocessing
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.harness import REPO
+
+SHARED_DATA = Path(os.environ.get("COMPARNA_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
+STRAND_ARCHIVE = SHARED_DATA / "rna_strand_v2.0_bpseq.tar.gz"
+
+
+# ------------------------------------------------------------------------------------------ sequences
+@dataclass(frozen=True)
+class StrandEntry:
+    name: str
+    sequence: str
+    bpseq: bytes
+
+
+def _strand_entries(lo: int, hi: int, archive: Path) -> list[StrandEntry]:
+    """Every RNA STRAND entry of length lo..hi whose sequence (upper case, T -> U) is only ACGU, by name."""
+    from comparna.rna.formats import read_bpseq
+
+    out = []
+    with tarfile.open(archive) as tar:
+        for member in tar:  # one streaming pass over the gzip stream
+            if not (member.isfile() and member.name.endswith(".bpseq")) or "/." in member.name:
+                continue
+            data = tar.extractfile(member).read()
+            seq, _ = read_bpseq(data.decode(errors="replace"))
+            seq = seq.upper().replace("T", "U")
+            if lo <= len(seq) <= hi and set(seq) <= set("ACGU"):
+                out.append(StrandEntry(Path(member.name).stem, seq, data))
+    out.sort(key=lambda e: e.name)
+    return out
+
+
+def strand_entries(n: int, *, lo: int = 40, hi: int = 400, spread: bool = True,
+                   archive: Path = STRAND_ARCHIVE) -> list[StrandEntry]:
+    """``n`` real RNA STRAND entries of length ``lo``..``hi`` (ACGU only), deterministic.
+
+    With ``spread`` they are the entries at evenly spaced ranks of the length order, so every length range
+    is represented; otherwise the first ``n`` by name.
+    """
+    if not archive.is_file():
+        raise FileNotFoundError(f"RNA STRAND archive not found at {archive}; set COMPARNA_SHARED_DATA")
+    entries = _strand_entries(lo, hi, archive)
+    if n > len(entries):
+        raise ValueError(f"only {len(entries)} RNA STRAND entries of {lo}-{hi} nt; asked for {n}")
+    if not spread:
+        return entries[:n]
+    by_length = sorted(entries, key=lambda e: (len(e.sequence), e.name))
+    if n == 1:
+        return [by_length[len(by_length) // 2]]
+    return [by_length[round(k * (len(by_length) - 1) / (n - 1))] for k in range(n)]
+
+
+def strand_sequences(n: int, **kw) -> list[tuple[str, str]]:
+    """(name, sequence) of :func:`strand_entries`."""
+    return [(e.name, e.sequence) for e in strand_entries(n, **kw)]
+
+
+def strand_slice_dir(entries: Sequence[StrandEntry], dest: Path) -> Path:
+    """Write the entries' original BPSEQ files into ``dest`` (input of ``manage.py import_rnastrand``)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for e in entries:
+        (dest / f"{e.name}.bpseq").write_bytes(e.bpseq)
+    return dest
+
+
+# -------------------------------------------------------------------------------------- in-process
+def inprocess_predictor(spec) -> Callable[[str], object]:
+    """``predict(sequence) -> ParsedPrediction`` running ``spec``'s program inside this process.
+
+    For a wrapper spec (``{python} -m predictors.programs.X ARGS... {fasta}``) the module is imported once
+    here; each call writes the FASTA, calls the module's ``main(argv)`` with stdout captured and parses the
+    output with the spec's parser, i.e. exactly the program's work minus interpreter start-up, imports and
+    isolation. Raises ``ValueError`` for specs that are not such wrappers (own-venv programs, alignments).
+    """
+    from predictors.core.parsers import parse_output
+
+    argv = list(spec.argv)
+    if spec.input_kind != "single" or argv[:2] != ["{python}", "-m"] or argv[-1] != "{fasta}":
+        raise ValueError(f"{spec.name} is not an in-process wrapper ({' '.join(argv)})")
+    module = importlib.import_module(argv[2])
+    args = argv[3:-1]
+    workdir = Path(tempfile.mkdtemp(prefix="comparna-bench-inproc-"))
+    fasta = workdir / "input.fa"
+
+    def predict(sequence: str):
+        fasta.write_text(f">query\n{sequence}\n")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            module.main([*args, str(fasta)])
+        return parse_output(spec.output_format, out.getvalue(), sequence)
+
+    return predict
+
+
+def subprocess_predictor(spec, *, parse: bool = True) -> Callable[[str], object]:
+    """``predict(sequence)`` as a bare ``subprocess.run`` of the catalogue command (no limits, no sandbox):
+    what a naive worker does, paying interpreter start-up and imports for every prediction. Without
+    ``parse`` it returns the program's stdout."""
+    from predictors.core.parsers import parse_output
+    from predictors.core.runners import format_argv
+
+    def predict(sequence: str):
+        with tempfile.TemporaryDirectory(prefix="comparna-bench-") as d:
+            fasta = Path(d) / "input.fa"
+            fasta.write_text(f">query\n{sequence}\n")
+            argv = format_argv(spec, sequence=sequence, workdir=d, fasta=str(fasta), alignment=None,
+                               python=sys.executable)
+            proc = subprocess.run(argv, cwd=d, capture_output=True, text=True, check=True,
+                                  env={**os.environ, "PYTHONPATH": str(REPO)})
+        return parse_output(spec.output_format, proc.stdout, sequence) if parse else proc.stdout
+
+    return predict
+
+
+# ---------------------------------------------------------------------------------------------- pools
+_WORKER_PREDICTORS: dict[str, Callable[[str], object]] = {}
+
+
+def _warm(method_names: Sequence[str], how: str, warm_sequence: str, barrier=None) -> None:
+    from predictors.catalogue import get_spec
+
+    make = inprocess_predictor if how == "inprocess" else subprocess_predictor
+    for name in method_names:
+        _WORKER_PREDICTORS[name] = make(get_spec(name))
+        if how == "inprocess":  # first-call set-up (parameter tables) is paid before the clock starts
+            _WORKER_PREDICTORS[name](warm_sequence)
+    if barrier is not None:
+        barrier.wait()
+
+
+def _one(job: tuple[str, str]) -> tuple[str, tuple[tuple[int, int], ...], float]:
+    name, sequence = job
+    start = time.perf_counter()
+    parsed = _WORKER_PREDICTORS[name](sequence)
+    return name, tuple(sorted(parsed.structure.pairs)), time.perf_counter() - start
+
+
+@dataclass
+class PoolRun:
+    wall_s: float
+    results: list[tuple[str, tuple[tuple[int, int], ...], float]]  # per job, in job order
+
+    @property
+    def cpu_s(self) -> float:
+        return sum(r[2] for r in self.results)
+
+
+def run_pool(jobs: Sequence[tuple[str, str]], *, processes: int, how: str = "inprocess",
+             warm_sequence: str = "GGGAAACCCAUAGCGCUAUGG") -> PoolRun:
+    """Run ``(method name, sequence)`` jobs over ``processes`` workers; wall time from the first job.
+
+    ``how="inprocess"``: ``processes`` forked Python processes, each with the programs imported and warmed
+    up before timing (the limit: bare compute, one process per core). ``how="subprocess"``: ``processes``
+    threads each launching one bare subprocess per job (the naive baseline).
+    """
+    methods = sorted({name for name, _ in jobs})
+    if how == "subprocess":
+        _warm(methods, how, warm_sequence)
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=processes) as pool:
+            results = list(pool.map(_one, jobs))
+        return PoolRun(time.perf_counter() - start, results)
+    if how != "inprocess":
+        raise ValueError(f"how must be 'inprocess' or 'subprocess', not {how!r}")
+    ctx = multiprocessing.get_context("fork")
+    ready = ctx.Barrier(processes + 1)
+    with ctx.Pool(processes, initializer=_warm, initargs=(methods, how, warm_sequence, ready)) as pool:
+        ready.wait(timeout=300)  # every worker is warm: only now does the clock start
+        start = time.perf_counter()
+        results = pool.map(_one, jobs, chunksize=1)
+        wall = time.perf_counter() - start
+    return PoolRun(wall, results)
