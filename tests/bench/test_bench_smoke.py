@@ -54,7 +54,8 @@ def _positive(x) -> bool:
 )
 def test_smoke_run_reports_ratios(name, tmp_path):
     proc = _run([str(REPO / "bench" / name), "--smoke", "--json"], tmp_path, 600)
-    assert proc.returncode == 0, f"{name} failed ({proc.returncode}):\n{proc.stderr[-4000:]}"
+    # a failed check exits 1 with the report (checks, notes) on stdout; a crash leaves its traceback on stderr
+    assert proc.returncode == 0, f"exit {proc.returncode}:\n{proc.stderr[-3000:]}\n{proc.stdout[-3000:]}"
     report = json.loads(proc.stdout)  # exactly one JSON object: anything else on stdout fails here
     assert report["bench"] == name.removeprefix("bench_").removesuffix(".py")
     assert report["mode"] == "smoke" and report["params"]["smoke"] is True
