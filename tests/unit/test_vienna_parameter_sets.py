@@ -112,7 +112,7 @@ def test_sandboxed_mfe_run_uses_the_named_set(pset, par_files, cloverleaf):
     key = pset.key
     spec = get_spec("-".join(x for x in ("RNAfold", pset.label, "MFE") if x))
     result = run_prediction(spec, seq, runner=SandboxRunner())
-    assert result.status == "ok", result.message
+    assert result.status == "ok", (result.message, result.stderr_tail)
     structure, energy = result.stdout.strip().splitlines()[-1].split(" ", 1)
     reported = float(energy.strip(" ()"))
     assert reported == pytest.approx(evaluate(par_files[key], seq, structure), abs=0.005)

@@ -1,0 +1,54 @@
+"""CONTRAfold 2.0 model through gpu-contrafold's CPU engine: Viterbi and MEA (gamma 1 and 6)."""
+
+from __future__ import annotations
+
+from predictors.catalogue._factory import Program, dist_version
+from predictors.core.spec import PredictorSpec
+
+CONTRAFOLD = Program(
+    program="predictors.programs.contrafold_fold (gpu-contrafold CPU engine, CONTRAfold 2.0 parameters)",
+    version=dist_version("gpu-contrafold"),
+    citation="Do CB, Woods DA, Batzoglou S. CONTRAfold: RNA secondary structure prediction without "
+    "physics-based models. Bioinformatics 22:e90-e98 (2006); gpu-contrafold by H. Yu "
+    "(https://github.com/atlasbioinfo/Contrafold_GPU)",
+    url="http://contra.stanford.edu/contrafold/",
+    licence="MIT (gpu-contrafold); CONTRAfold model and parameters: BSD",
+    training_data=("contrafold-rfam",),
+    module="contrafold_fold",
+    # Numba needs ~300 MB; a missing machine-code cache costs ~30 s of compilation.
+    defaults={
+        "output_format": "pairs-json",
+        "max_length": 2000,
+        "time_limit_s": 600,
+        "memory_limit_mb": 4096,
+    },
+)
+
+
+def contrafold_variants() -> tuple[PredictorSpec, ...]:
+    specs = [
+        CONTRAFOLD.variant(
+            "CONTRAfold-MFE",
+            "--mode",
+            "viterbi",
+            description="Maximum-probability (Viterbi) structure of the CONTRAfold model, as `contrafold "
+            "predict --viterbi`. CONTRAfold allows hairpins shorter than 3.",
+        )
+    ]
+    for gamma in ("1", "6"):
+        specs.append(
+            CONTRAFOLD.variant(
+                f"CONTRAfold-MEA-gamma{gamma}",
+                *("--mode", "mea", "--gamma", gamma),
+                produces_probabilities=True,
+                description=f"Maximum expected accuracy structure, gamma = {gamma} "
+                + (
+                    "(CONTRAfold's default)"
+                    if gamma == "6"
+                    else "(sensitivity and specificity weighed equally)"
+                )
+                + ", from the CONTRAfold posteriors, as `contrafold predict --gamma`; pair probabilities >= "
+                "0.001 stored.",
+            )
+        )
+    return tuple(specs)
