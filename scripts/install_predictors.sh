@@ -180,7 +180,8 @@ numba_cache() {
   mkdir -p "$dir"
   start=$(date +%s)
   # Compiles on the first run (about 30 s), loads from the cache afterwards (about 1 s).
-  if .venv/bin/python -c 'from predictors.programs.contrafold_fold import warm_up; warm_up()'; then
+  if .venv/bin/python -c 'import sys; from pathlib import Path
+from predictors.programs.contrafold_fold import warm_up; warm_up(Path(sys.argv[1]))' "$dir"; then
     chmod -R a+rX "$VENVS_DIR/_data"
     note "CONTRAfold Numba cache ready in $(( $(date +%s) - start )) s ($dir)"
   else

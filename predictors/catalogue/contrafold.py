@@ -25,10 +25,15 @@ CONTRAFOLD = Program(
 )
 
 
+#: The machine-code cache the install step builds (predictors/programs/contrafold_fold.py).
+NUMBA_CACHE_ARGS = ("--numba-cache", "{venvs}/_data/numba-cache")
+
+
 def contrafold_variants() -> tuple[PredictorSpec, ...]:
     specs = [
         CONTRAFOLD.variant(
             "CONTRAfold-MFE",
+            *NUMBA_CACHE_ARGS,
             "--mode",
             "viterbi",
             description="Maximum-probability (Viterbi) structure of the CONTRAfold model, as `contrafold "
@@ -39,7 +44,7 @@ def contrafold_variants() -> tuple[PredictorSpec, ...]:
         specs.append(
             CONTRAFOLD.variant(
                 f"CONTRAfold-MEA-gamma{gamma}",
-                *("--mode", "mea", "--gamma", gamma),
+                *(*NUMBA_CACHE_ARGS, "--mode", "mea", "--gamma", gamma),
                 produces_probabilities=True,
                 description=f"Maximum expected accuracy structure, gamma = {gamma} "
                 + (

@@ -9,19 +9,20 @@ Modes: ``viterbi`` (maximum-probability structure) and ``mea`` (maximum expected
 ``--gamma``, CONTRAfold's default decoding; pair probabilities above ``--cutoff`` are printed).
 
 Numba compiles the engine on first use (tens of seconds) and caches the machine code. The install step
-fills a cache in ``<venvs>/_data/numba-cache`` (:func:`warm_up`); numba only uses a cache directory it can
-write, so inside the read-only sandbox the cache is copied to a private temporary directory first.
+fills a cache in ``<venvs>/_data/numba-cache`` (:func:`warm_up`), which specs pass as ``--numba-cache
+{venvs}/_data/numba-cache``; Numba only uses a cache directory it can write, so inside the read-only
+sandbox the cache is copied to a private temporary directory before Numba is imported.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from comparna.rna.formats import parse_dot_bracket
-from predictors.core.venvs import venvs_dir
 from predictors.programs._common import (
     DEFAULT_CUTOFF,
     base_parser,
@@ -30,12 +31,14 @@ from predictors.programs._common import (
     read_query,
 )
 
-NUMBA_CACHE = venvs_dir() / "_data" / "numba-cache"
 MODES = ("viterbi", "mea")
 
 
-def _use_numba_cache(source: Path = NUMBA_CACHE) -> None:
-    """Point Numba at the prebuilt cache (a writable copy of it when it is read-only) before Numba loads."""
+def use_numba_cache(source: Path) -> None:
+    """Point Numba at the prebuilt cache (a writable copy of it when it is read-only); call before Numba
+    is imported, i.e. before :mod:`gpu_contrafold`."""
+    if "numba" in sys.modules:
+        raise RuntimeError("Numba is already loaded; its cache directory can no longer be chosen")
     if "NUMBA_CACHE_DIR" in os.environ or not source.is_dir():
         return
     if os.access(source, os.W_OK):
@@ -46,17 +49,21 @@ def _use_numba_cache(source: Path = NUMBA_CACHE) -> None:
     os.environ["NUMBA_CACHE_DIR"] = str(copy)
 
 
-_use_numba_cache()
-import gpu_contrafold  # noqa: E402 - Numba reads NUMBA_CACHE_DIR when it is first imported
-
 _params: dict | None = None
+
+
+def _engine():
+    # Imported on first use, so that a caller can choose Numba's cache directory first.
+    import gpu_contrafold
+
+    return gpu_contrafold
 
 
 def parameters() -> dict:
     """The bundled CONTRAfold 2.0 parameters, loaded once per process."""
     global _params
     if _params is None:
-        _params = gpu_contrafold.load()
+        _params = _engine().load()
     return _params
 
 
@@ -64,12 +71,12 @@ def predict(sequence: str, *, mode: str = "mea", gamma: float = 6.0, cutoff: flo
     """``{"structure": dot-bracket, "pairs": [(i, j)], "probabilities": [(i, j, p)] or None}`` (1-based)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
-    params = parameters()
+    params, engine = parameters(), _engine()
     if mode == "viterbi":
-        structure = gpu_contrafold.mfe(sequence, params)
+        structure = engine.mfe(sequence, params)
         return {"structure": structure, "pairs": parse_dot_bracket(structure).pairs, "probabilities": None}
-    structure = gpu_contrafold.mea(sequence, params, gamma=gamma)
-    matrix = gpu_contrafold.bpp(sequence, params)  # upper triangle, 0-based
+    structure = engine.mea(sequence, params, gamma=gamma)
+    matrix = engine.bpp(sequence, params)  # upper triangle, 0-based
     n = len(sequence)
     probabilities = [
         (i + 1, j + 1, float(matrix[i, j]))
@@ -84,8 +91,9 @@ def predict(sequence: str, *, mode: str = "mea", gamma: float = 6.0, cutoff: flo
     }
 
 
-def warm_up() -> None:
-    """Compile (or load from the cache) every engine function a prediction or the tests use."""
+def warm_up(cache: Path) -> None:
+    """Compile into ``cache`` (or load from it) every engine function a prediction or the tests use."""
+    use_numba_cache(cache)
     from gpu_contrafold import cpu
 
     for mode in MODES:
@@ -98,7 +106,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=MODES, default="mea")
     parser.add_argument("--gamma", type=float, default=6.0, help="MEA gamma (CONTRAfold's default 6)")
     parser.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF, help="probability cut-off")
+    parser.add_argument("--numba-cache", type=Path, help="prebuilt Numba cache (copied when read-only)")
     args = parser.parse_args(argv)
+    if args.numba_cache is not None:
+        use_numba_cache(args.numba_cache)
     _name, seq = read_query(args.fasta)
     result = predict(seq, mode=args.mode, gamma=args.gamma, cutoff=args.cutoff)
     print_pairs_json(

@@ -11,14 +11,19 @@ structures' share vanishes like exp(-beta * gap)).
 from __future__ import annotations
 
 import random
+import sys
 
 import pytest
 
 from comparna.rna.formats import parse_dot_bracket
 from predictors.catalogue import get_spec
 from predictors.core.runners import SandboxRunner, run_prediction
+from predictors.core.venvs import venvs_dir
 from predictors.programs import contrafold_fold, linearfold_fold
 from tests.support.strand_sequences import pick_by_length, strand_sequences
+
+if "numba" not in sys.modules:  # the install step's machine code, instead of compiling for ~30 s
+    contrafold_fold.use_numba_cache(venvs_dir() / "_data" / "numba-cache")
 
 # Weight arrays of the parameter dict that gpu_contrafold.cpu.logZ reads (the score is linear in them).
 WEIGHTS = ("bp", "stack", "tm", "hc", "dl", "dr", "hp_cum", "cs", "i11", "b01", "mb", "mu", "mp", "eu", "ep")
