@@ -139,26 +139,43 @@ class Score(models.Model):
         ]
 
 
-class ImportRun(models.Model):
-    """One run of a data import, with its progress and outcome shown to users."""
+class RunRecord(models.Model):
+    """What every long-running data job records for its users: state, progress (done of total), times, error.
+
+    Shared by the runs of every source (:class:`ImportRun` here, ``ingest.PollRun``); ``ingest.services.runs``
+    drives one through its states.
+    """
 
     class Status(models.TextChoices):
         RUNNING = "running"
         DONE = "done"
         FAILED = "failed"
 
-    kind = models.CharField(max_length=32)
-    source = models.CharField(max_length=500)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
     started_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     done = models.PositiveIntegerField(default=0)
     total = models.PositiveIntegerField(default=0)
-    summary = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
 
     class Meta:
+        abstract = True
         ordering = ["-started_at"]
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+
+class ImportRun(RunRecord):
+    """One run of a data import (e.g. RNA STRAND), with its progress and outcome shown to users."""
+
+    kind = models.CharField(max_length=32)
+    source = models.CharField(max_length=500)
+    summary = models.JSONField(default=dict, blank=True)
+
+    class Meta(RunRecord.Meta):
+        pass
 
 
 class RankingSnapshot(models.Model):

@@ -5,7 +5,9 @@ from __future__ import annotations
 from celery import shared_task
 
 from comparna.services.rankings import recompute_rankings
-from comparna.snapshot_tasks import build_snapshot_task  # noqa: F401 - registers the task with the worker
+from comparna.snapshot_tasks import build_snapshot_task, snapshot_if_changed_task  # noqa: F401 - registered
+from comparna.snapshots.service import make_snapshot_if_changed
+from predictors.models import Prediction
 
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800)
@@ -15,9 +17,6 @@ def recompute_rankings_task() -> int:
     Datasets whose rankings changed also get a new dataset snapshot (only if their rows changed), so the
     archived rankings match the archived data.
     """
-    from comparna.snapshots.service import make_snapshot_if_changed
-    from predictors.models import Prediction
-
     results = recompute_rankings()
     for dataset in {snap.dataset for snap, new in results if new}:
         pending = Prediction.objects.filter(

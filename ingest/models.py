@@ -4,33 +4,29 @@ from __future__ import annotations
 
 from django.db import models
 
+from comparna.models import RunRecord
+from comparna.rna.stockholm import rename_sequence
 
-class PollRun(models.Model):
-    """One poll of the RCSB for entries released in a window, with progress and outcome shown to users."""
 
-    class Status(models.TextChoices):
-        RUNNING = "running"
-        DONE = "done"
-        FAILED = "failed"
+class PollRun(RunRecord):
+    """One poll of the RCSB for entries released in a window, with progress and outcome shown to users.
+
+    Progress: ``done`` of ``total`` new entries processed.
+    """
 
     since = models.DateField()
     until = models.DateField()
     backfill = models.BooleanField(
         default=False, help_text="Before the benchmark start: builds the novelty reference set."
     )
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.RUNNING)
-    started_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     found = models.PositiveIntegerField(default=0)
     new = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
     targets_created = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
 
-    class Meta:
-        ordering = ["-started_at"]
+    class Meta(RunRecord.Meta):
+        pass
 
     def __str__(self) -> str:
         return f"poll {self.since}..{self.until} [{self.status}]"
@@ -143,3 +139,7 @@ class ComparativeInput(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["target", "kind", "rfam_version"], name="comparativeinput_unique")
         ]
+
+    def job_alignment(self, *, query_name: str = "query") -> str:
+        """The stored alignment with the query row renamed to the name comparative specs use (``--query``)."""
+        return rename_sequence(self.alignment, self.query_name, query_name)

@@ -10,4 +10,9 @@ SCHEDULE: dict = {
         "schedule": float(os.environ.get("COMPARNA_SWEEP_INTERVAL_S", "300")),
         "options": {"queue": "default"},
     },
+    "queue-unpredicted-targets": {
+        "task": "predictors.tasks.queue_unpredicted_targets_task",
+        "schedule": float(os.environ.get("COMPARNA_UNPREDICTED_SWEEP_INTERVAL_S", "3600")),
+        "options": {"queue": "default"},
+    },
 }

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from comparna import pipeline
 from comparna.models import Target
 from comparna.rna.canonical import structure_to_text
-from comparna.services.dispatch import send_after_commit
+from comparna.services.scoring import score_prediction
+from predictors.core.runners import RunResult, run_prediction
+from predictors.core.spec import PredictorSpec
+from predictors.core.workspace import process_token, token_alive
 from predictors.models import Method, MethodVersion, Prediction
 
 log = logging.getLogger(__name__)
@@ -41,9 +47,7 @@ def json_ready(value):
     return value
 
 
-def spec_from_version(version: MethodVersion):
-    from predictors.core.spec import PredictorSpec
-
+def spec_from_version(version: MethodVersion) -> PredictorSpec:
     return PredictorSpec.from_dict(version.spec)
 
 
@@ -91,7 +95,7 @@ def sync_predictors(
 
     ``only`` keeps just the named catalogue entries active (a deployment that runs a subset).
     """
-    from predictors.catalogue import load_catalogue
+    from predictors.catalogue import load_catalogue  # probes the installed programs when first imported
 
     specs = list(load_catalogue() if specs is None else specs)
     if only is not None:
@@ -113,8 +117,6 @@ def queue_predictions(
 
     Unique constraints make this idempotent; tasks are sent only after the transaction commits.
     """
-    from predictors.tasks import run_prediction_task
-
     if versions is None:
         versions = MethodVersion.objects.filter(is_current=True, method__active=True)
     versions = list(versions)
@@ -129,11 +131,9 @@ def queue_predictions(
             eligible = target_ids
             if kind:
                 # Comparative methods run only where the target has that homologue input (SCIENCE.md §4).
-                from ingest.models import ComparativeInput
-
                 eligible = set(
-                    ComparativeInput.objects.filter(target_id__in=target_ids, kind=kind).values_list(
-                        "target_id", flat=True
+                    Target.objects.filter(pk__in=target_ids, comparative_inputs__kind=kind).values_list(
+                        "pk", flat=True
                     )
                 )
             existing = set(
@@ -155,14 +155,30 @@ def queue_predictions(
             .order_by("target__length", "pk")
             .values_list("pk", flat=True)
         )
-        send_after_commit(run_prediction_task, [(pk,) for pk in queued])
+        pipeline.predictions_queued(prediction_ids=queued)
     return created
+
+
+def queue_predictions_on(*, target_ids: list[int], comparative_only: bool = False) -> int:
+    """Queue every current method of active methods (or only the comparative ones) on these targets."""
+    versions = MethodVersion.objects.filter(is_current=True, method__active=True)
+    if comparative_only:
+        versions = versions.exclude(method__input_kind=Method.InputKind.SINGLE)
+    return queue_predictions(versions=versions, targets=Target.objects.filter(pk__in=target_ids))
+
+
+def queue_unpredicted_targets(*, limit: int = 2000) -> int:
+    """Queue every current method on targets that have no prediction at all (their pipeline message was lost).
+
+    Returns how many predictions were created.
+    """
+    unpredicted = Target.objects.filter(predictions__isnull=True).order_by("pk")
+    ids = list(unpredicted.values_list("pk", flat=True)[:limit])
+    return queue_predictions_on(target_ids=ids) if ids else 0
 
 
 def worker_known_dead(token: str) -> bool:
     """True only when the process recorded as running a prediction is certainly gone (same host)."""
-    from predictors.core.workspace import token_alive
-
     return bool(token) and token_alive(token) is False
 
 
@@ -174,9 +190,6 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
     SIGKILL, whose message the broker delivers again): then this call takes it over at once.
     Raises InfrastructureError when the runner could not run the program at all (retried by the task).
     """
-    from predictors.core.runners import run_prediction
-    from predictors.core.workspace import process_token
-
     with transaction.atomic():
         prediction = (
             Prediction.objects.select_for_update()
@@ -200,8 +213,6 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
         spec = spec_from_version(prediction.method_version)
         alignment = None
         if spec.comparative_input:
-            from ingest.services import job_alignment
-
             comparative = (
                 prediction.target.comparative_inputs.filter(kind=spec.comparative_input)
                 .order_by("-created_at")
@@ -209,7 +220,7 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
             )
             if comparative is None:
                 raise InfrastructureError(f"{prediction.target} has no ({spec.comparative_input}) input")
-            alignment = job_alignment(comparative)
+            alignment = comparative.job_alignment()
         result = run_prediction(spec, prediction.target.sequence, alignment=alignment)
         if result.status == Prediction.Status.INFRASTRUCTURE_ERROR:
             raise InfrastructureError(result.message)
@@ -223,9 +234,8 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
 
 
 @transaction.atomic
-def store_result(*, prediction: Prediction, result) -> Prediction:
-    from comparna.services.scoring import score_prediction
-
+def store_result(*, prediction: Prediction, result: RunResult) -> Prediction:
+    """Store the run's outcome and, for an ``ok`` run, its scores, in one transaction."""
     prediction.status = result.status
     prediction.pairs = structure_to_text(result.structure) if result.structure is not None else ""
     prediction.probabilities = [list(p) for p in result.probabilities] if result.probabilities else None
@@ -250,12 +260,6 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
     Queued predictions older than ``lost_after_s`` are sent again (e.g. the broker lost its queue on a
     restart). Duplicated messages are harmless: only a ``queued`` prediction is ever run.
     """
-    from datetime import timedelta
-
-    from django.conf import settings
-
-    from predictors.tasks import run_prediction_task
-
     now = timezone.now()
     lost_after_s = settings.PREDICTION_RESEND_AFTER_S if lost_after_s is None else lost_after_s
     stuck = []
@@ -278,5 +282,5 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
         )
         Prediction.objects.filter(pk__in=lost).update(queued_at=now)
         resend = sorted(set(stuck) | set(lost))
-        send_after_commit(run_prediction_task, [(pk,) for pk in resend])
+        pipeline.predictions_queued(prediction_ids=resend)
     return {"stuck": n_stuck, "resent": len(resend)}

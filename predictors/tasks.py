@@ -7,7 +7,13 @@ import logging
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
 
-from predictors.services import InfrastructureError, execute_prediction
+from predictors.services import (
+    InfrastructureError,
+    execute_prediction,
+    queue_predictions_on,
+    queue_unpredicted_targets,
+    requeue_stuck_predictions,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +60,18 @@ def run_prediction_task(self, prediction_id: int) -> str:
 def requeue_stuck_predictions_task() -> dict:
     """Periodic sweep: predictions whose worker died or whose message was lost are queued again."""
     from predictors.core.workspace import clean_leftovers
-    from predictors.services import requeue_stuck_predictions
 
     clean_leftovers()
     return requeue_stuck_predictions()
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800)
+def queue_predictions_task(target_ids: list[int], comparative_only: bool = False) -> int:
+    """Queue the current version of every active method (or only the comparative ones) on new targets."""
+    return queue_predictions_on(target_ids=target_ids, comparative_only=comparative_only)
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800)
+def queue_unpredicted_targets_task() -> int:
+    """Periodic sweep: targets without any prediction (their pipeline message was lost) are queued."""
+    return queue_unpredicted_targets()

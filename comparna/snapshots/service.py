@@ -31,6 +31,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from comparna import pipeline
 from comparna.models import (
     SCORE_COUNT_FIELDS,
     SCORE_FIELDS,
@@ -45,7 +46,6 @@ from comparna.models_snapshots import DatasetSnapshot
 from comparna.rna.canonical import structure_from_text, structure_to_text
 from comparna.rna.formats import write_bpseq, write_ct, write_dot_bracket, write_fasta, write_pair_json
 from comparna.rna.structure import Structure, StructureFormatError
-from comparna.services.dispatch import send_after_commit
 from comparna.services.rankings import build_counts_table, inputs_hash, latest_snapshots, rank_subset
 from comparna.snapshots.archive import ArchiveError, ArchiveInfo, SnapshotWriter, iter_members, verify_archive
 from predictors.models import Method, MethodVersion, Prediction
@@ -711,9 +711,7 @@ def make_snapshot_if_changed(
         return None
     snapshot = create_snapshot(dataset=dataset, include_predictions=include_predictions, state_hash=state)
     if background:
-        from comparna.snapshot_tasks import build_snapshot_task
-
-        send_after_commit(build_snapshot_task, [(snapshot.pk,)])
+        pipeline.snapshot_reserved(snapshot_id=snapshot.pk)
     else:
         build_snapshot(snapshot=snapshot)
     return snapshot

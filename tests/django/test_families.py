@@ -11,7 +11,7 @@ from comparna.models import Target
 from comparna.rna.stockholm import read_stockholm, ungap
 from ingest.models import ComparativeInput, FamilyAssignment
 from ingest.rfam.inputs import sequence_identity
-from ingest.services import assign_families, rfam_library
+from ingest.services.rfam import assign_families, rfam_library
 from predictors.models import Prediction
 from predictors.services import execute_prediction, queue_predictions, sync_predictors
 from tests.support.strand_slice import make_strand_slice

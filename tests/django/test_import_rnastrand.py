@@ -8,6 +8,7 @@ from django.core.management import call_command
 from comparna.models import Dataset, ImportRun, ReferenceStructure, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import read_bpseq
+from tests.support.broker import recording_broker
 from tests.support.strand_slice import make_strand_slice
 
 pytestmark = pytest.mark.django_db
@@ -33,9 +34,13 @@ def snapshot():
     )
 
 
-def test_import_filters_stores_references_and_is_idempotent(strand_slice):
+def test_import_filters_stores_references_and_is_idempotent(
+    strand_slice, tmp_path, django_capture_on_commit_callbacks
+):
     path, ids = strand_slice
-    call_command("import_rnastrand", str(path), "--no-progress")
+    with recording_broker(tmp_path / "broker") as broker, django_capture_on_commit_callbacks(execute=True):
+        call_command("import_rnastrand", str(path), "--no-progress")
+    sent = broker.sent()
     run = ImportRun.objects.get()
     assert run.status == ImportRun.Status.DONE
     targets = Target.objects.filter(dataset__slug="rnastrand")
@@ -59,8 +64,17 @@ def test_import_filters_stores_references_and_is_idempotent(strand_slice):
     # tRNAs from the Sprinzl database are highly similar: CD-HIT-EST must have removed some of them.
     assert targets.filter(source_id__startswith="SPR").count() < 12
 
+    # New targets enter the pipeline exactly as the PDB poll's do: every method queued, families assigned.
+    new_ids = sorted(targets.values_list("pk", flat=True))
+    assert [(m.task, m.args, m.queue) for m in sent] == [
+        ("predictors.tasks.queue_predictions_task", [new_ids, False], "default"),
+        ("ingest.tasks.assign_families_task", [new_ids], "default"),
+    ]
+
     before = snapshot()
-    call_command("import_rnastrand", str(path), "--no-progress")
+    with recording_broker(tmp_path / "again") as broker, django_capture_on_commit_callbacks(execute=True):
+        call_command("import_rnastrand", str(path), "--no-progress")
+    assert broker.sent() == []  # nothing new, nothing to do
     assert snapshot() == before
     assert ImportRun.objects.count() == 2
     assert ImportRun.objects.first().summary["created"] == 0

@@ -9,7 +9,8 @@ from django.core.management import call_command
 
 from comparna.models import Target
 from ingest.models import PdbChain, PdbEntry, PollRun
-from ingest.services import poll_pdb, rcsb_client
+from ingest.services.pdb import poll_pdb, rcsb_client
+from tests.support.broker import recording_broker
 from tests.support.local_rcsb import ALWAYS, SHARED_FILES, LocalEntry, LocalRcsb
 
 pytestmark = pytest.mark.django_db
@@ -52,15 +53,26 @@ def client():
     return c
 
 
-def test_backfill_then_weekly_poll_records_every_outcome(rcsb, settings):
+def test_backfill_then_weekly_poll_records_every_outcome(
+    rcsb, settings, tmp_path, django_capture_on_commit_callbacks
+):
     backfill = poll_pdb(since=dt.date(2023, 11, 1), until=dt.date(2023, 12, 31), client=client())
     assert backfill.backfill and backfill.status == PollRun.Status.DONE
     assert backfill.targets_created == 0
     assert PdbChain.objects.get(entry__pdb_id="1EHZ").role == PdbChain.Role.REFERENCE
 
-    run = poll_pdb(since=dt.date(2024, 1, 1), until=dt.date(2024, 1, 20), client=client())
+    with recording_broker(tmp_path / "broker") as broker, django_capture_on_commit_callbacks(execute=True):
+        run = poll_pdb(since=dt.date(2024, 1, 1), until=dt.date(2024, 1, 20), client=client())
+    sent = broker.sent()
     assert run.status == PollRun.Status.DONE and not run.backfill
     assert (run.found, run.new, run.skipped) == (7, 7, 0)
+    assert (run.done, run.total, run.percent) == (7, 7, 100)
+    # The same pipeline as every source: predictions of every method, then families (comparna.pipeline).
+    new_ids = sorted(Target.objects.filter(dataset__slug="pdb").values_list("pk", flat=True))
+    assert [(m.task, m.args) for m in sent] == [
+        ("predictors.tasks.queue_predictions_task", [new_ids, False]),
+        ("ingest.tasks.assign_families_task", [new_ids]),
+    ]
     assert run.failed == 3
     status = dict(PdbEntry.objects.values_list("pdb_id", "status"))
     assert status["1JJP"] == "gone" and status["4QLN"] == "download_failed" and status["6INQ"] == "unreadable"

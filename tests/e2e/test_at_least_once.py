@@ -96,6 +96,11 @@ def stack(tmp_path_factory, rnastrand_archive):
         # Exactly N_TARGETS targets: the others are removed before anything is queued.
         out = stack.manage("shell", "-c", TRIM).stdout
         assert int(out.split()[-1]) >= N_TARGETS, f"too few targets imported: {out}"
+        # The import's pipeline messages (queue every method, assign families) are dropped: these tests
+        # queue one method at a time by hand and count exactly what the predict workers do with it.
+        import redis
+
+        assert redis.Redis(port=stack.redis_port).delete("default") == 1
         yield stack
 
 

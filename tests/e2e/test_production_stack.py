@@ -72,14 +72,17 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
         stack.manage("import_rnastrand", str(slice_dir), "--no-progress")
         stack.start_worker("predict", concurrency=2)
         stack.start_worker("default")
-        args = [a for m in METHODS for a in ("--method", m)]
-        out = stack.manage("queue_predictions", *args).stdout
-        n_queued = int(out.split()[0])
-        assert n_queued > 0
         n_targets = one(db, "select count(*) from comparna_target")
+        n_queued = n_targets * len(METHODS)  # the import's pipeline queues every single-sequence method
         try:
-            # The import queued family assignment on the default worker; it then queues the comparative
-            # method on the targets that got a family.
+            # The import sent, by name, the queueing of every method and the family assignment to the
+            # default worker; assignment then queues the comparative method on the targets with a family.
+            wait_for(
+                lambda: one(db, "select count(*) from predictors_prediction") >= n_queued,
+                timeout=120,
+                interval=1,
+                what="the pipeline to queue every method on the imported targets",
+            )
             wait_for(
                 lambda: one(db, "select count(*) from ingest_familyassignment") == n_targets,
                 timeout=300,
@@ -96,6 +99,7 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
             pytest.fail(f"{prediction_states(db)}\n{stack.logs()}")
         states = prediction_states(db)
         assert sum(states.values()) >= n_queued and states.get("ok", 0) >= n_queued * 0.9, states
+        assert stack.manage("queue_predictions").stdout.split()[0] == "0"  # nothing left to queue
         n_family = one(db, "select count(*) from ingest_comparativeinput where kind = '20'")
         assert n_family > 0, "the slice's tRNAs must get RF00005 and a (20) input"
         n_comparative = one(

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from ingest.services import import_rnastrand
+from ingest.services.strand import import_rnastrand
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ import datetime as dt
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from ingest.services import next_poll_window, poll_pdb
+from ingest.services.pdb import next_poll_window, poll_pdb
 
 
 class Command(BaseCommand):
