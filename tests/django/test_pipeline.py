@@ -50,9 +50,9 @@ def test_nothing_is_sent_before_commit_or_when_rolled_back(tmp_path, django_capt
         for callback in callbacks:
             callback()
         sent = broker.sent()
-    assert [(s.task, s.args, s.queue) for s in sent] == [
-        ("predictors.tasks.queue_predictions_task", [[1, 2, 3], False], "default"),
+    assert sorted((s.task, s.args, s.queue) for s in sent) == [
         ("ingest.tasks.assign_families_task", [[1, 2, 3]], "default"),
+        ("predictors.tasks.queue_predictions_task", [[1, 2, 3], False], "default"),
     ]
 
 
@@ -69,10 +69,10 @@ def test_family_assignment_is_batched_and_each_event_names_its_step(
             pipeline.snapshot_reserved(snapshot_id=9)
             pipeline.targets_created(target_ids=[])  # nothing new: nothing sent
         sent = [(s.task, s.args, s.queue) for s in broker.sent()]
-    batches = [s[1][0] for s in sent if s[0] == "ingest.tasks.assign_families_task"]
+    batches = sorted(s[1][0] for s in sent if s[0] == "ingest.tasks.assign_families_task")
     assert batches == [ids[:100], ids[100:200], ids[200:]]
     assert ("predictors.tasks.queue_predictions_task", [[5, 7], True], "default") in sent
-    assert [s for s in sent if s[0] == "predictors.tasks.run_prediction_task"] == [
+    assert sorted(s for s in sent if s[0] == "predictors.tasks.run_prediction_task") == [
         ("predictors.tasks.run_prediction_task", [11], "predict"),
         ("predictors.tasks.run_prediction_task", [12], "predict"),
     ]

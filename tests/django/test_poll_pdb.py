@@ -69,9 +69,9 @@ def test_backfill_then_weekly_poll_records_every_outcome(
     assert (run.done, run.total, run.percent) == (7, 7, 100)
     # The same pipeline as every source: predictions of every method, then families (comparna.pipeline).
     new_ids = sorted(Target.objects.filter(dataset__slug="pdb").values_list("pk", flat=True))
-    assert [(m.task, m.args) for m in sent] == [
-        ("predictors.tasks.queue_predictions_task", [new_ids, False]),
+    assert sorted((m.task, m.args) for m in sent) == [
         ("ingest.tasks.assign_families_task", [new_ids]),
+        ("predictors.tasks.queue_predictions_task", [new_ids, False]),
     ]
     assert run.failed == 3
     status = dict(PdbEntry.objects.values_list("pdb_id", "status"))

@@ -33,9 +33,10 @@ class RecordingBroker:
         }
 
     def sent(self) -> list[Sent]:
-        """Every message in the broker, oldest first (file names start with a timestamp)."""
+        """Every message in the broker, oldest first (by write time; messages written within the same
+        clock tick may come in either order)."""
         out = []
-        for path in sorted(self.folder.glob("*.msg")):
+        for path in sorted(self.folder.glob("*.msg"), key=lambda p: (p.stat().st_mtime_ns, p.name)):
             message = json.loads(path.read_text())
             args, _kwargs, _embed = json.loads(base64.b64decode(message["body"]))
             out.append(Sent(message["headers"]["task"], args, path.name.split(".")[-2]))
