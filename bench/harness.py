@@ -62,15 +62,17 @@ class Timer:
 
 
 def best_of(fn: Callable[[], T], repeat: int) -> tuple[float, T]:
-    """Run ``fn`` ``repeat`` times (at least once); the shortest wall time and the last result.
+    """Run ``fn`` ``repeat`` times (at least once); the shortest wall time and that run's result.
 
     The minimum is the figure least disturbed by other load on a shared machine.
     """
     best, result = math.inf, None
     for _ in range(max(1, repeat)):
         start = time.perf_counter()
-        result = fn()
-        best = min(best, time.perf_counter() - start)
+        value = fn()
+        elapsed = time.perf_counter() - start
+        if elapsed < best:
+            best, result = elapsed, value
     return best, result  # type: ignore[return-value]
 
 
