@@ -81,10 +81,10 @@ def main(argv: list[str] | None = None) -> int:
             sequences = [s for (s,) in _rows(db, "select sequence from comparna_target order by id")]
             started: list = []
             for workers in counts:
-                while len(started) < workers:
-                    started.append(stack.start_worker("predict", name=f"w{len(started) + 1}", concurrency=1))
-                for w in started:
+                while len(started) < workers:  # earlier workers stay up (and were seen ready before)
+                    w = stack.start_worker("predict", name=f"w{len(started) + 1}", concurrency=1)
                     wait_for(lambda w=w: " ready." in w.tail(20000), timeout=120, what=f"worker {w.name}")
+                    started.append(w)
                 with psycopg.connect(db) as conn:  # every batch from scratch
                     conn.execute("delete from comparna_score")
                     conn.execute("delete from predictors_prediction")
