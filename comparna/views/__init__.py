@@ -1,4 +1,4 @@
-"""HTML views: thin, they ask services (comparna.services.pages) and render templates."""
+"""HTML views: thin, they ask services (comparna.services.pages.<page>) and render templates."""
 
 from __future__ import annotations
 

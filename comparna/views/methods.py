@@ -5,7 +5,12 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django.views.generic import TemplateView
 
-from comparna.services import pages
+from comparna.services.pages.methods import (
+    method_failures,
+    method_performance,
+    method_pr_curve,
+    method_rank_history,
+)
 from predictors.models import Method
 
 
@@ -28,7 +33,7 @@ class MethodDetailView(TemplateView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         method = get_object_or_404(Method, pk=kwargs["pk"])
-        failures, failure_counts = pages.method_failures(method)
+        failures, failure_counts = method_failures(method)
         current = method.current_version
         ctx.update(
             method=method,
@@ -36,9 +41,9 @@ class MethodDetailView(TemplateView):
             current=current,
             argv=(current.spec or {}).get("argv") if current else None,
             spec=current.spec if current else {},
-            history_json=pages.method_rank_history(method),
-            performance=pages.method_performance(method),
-            pr=pages.method_pr_curve(method),
+            history_json=method_rank_history(method),
+            performance=method_performance(method),
+            pr=method_pr_curve(method),
             failures=failures,
             failure_counts=failure_counts,
         )

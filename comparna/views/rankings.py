@@ -13,7 +13,16 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from comparna.models import Dataset, RankingSnapshot, Subset
-from comparna.services import pages
+from comparna.services.pages.common import cache_get, cached
+from comparna.services.pages.comparison import compare_methods, comparison_csv
+from comparna.services.pages.rankings import (
+    KIND_FILTERS,
+    SORT_KEYS,
+    pairwise_matrix,
+    ranking_rows,
+    sort_and_filter,
+    subset_history_figure,
+)
 from comparna.services.rankings import latest_snapshots
 from comparna.services.summaries import summarize_subset
 from comparna.views.site import prediction_progress
@@ -33,7 +42,7 @@ def snapshot_pk(request, *, dataset: str, subset: str, definition: str) -> int:
         if not wanted.isdigit() or len(wanted) > 18:
             raise Http404("snapshot must be a number")
         return int(wanted)
-    return pages.cached(
+    return cached(
         f"newest:{dataset}:{subset}:{definition}",
         lambda: _snapshots(dataset, subset, definition).values_list("pk", flat=True).first() or 0,
         timeout=NEWEST_TTL_S,
@@ -112,7 +121,7 @@ class DatasetRankingView(View):
                 request=request,
             )
 
-        return HttpResponse(pages.cached(key, render, timeout=30))
+        return HttpResponse(cached(key, render, timeout=30))
 
 
 class SubsetRankingView(View):
@@ -122,18 +131,18 @@ class SubsetRankingView(View):
 
     def get(self, request, dataset: str, subset: str, definition: str):
         pk = snapshot_pk(request, dataset=dataset, subset=subset, definition=definition)
-        sort = _choice(request, "sort", pages.SORT_KEYS, "rank")
+        sort = _choice(request, "sort", SORT_KEYS, "rank")
         direction = _choice(request, "dir", ("asc", "desc"), "asc")
-        kind = _choice(request, "kind", pages.KIND_FILTERS, "all")
+        kind = _choice(request, "kind", KIND_FILTERS, "all")
         explicit = "snapshot" in request.GET
         key = f"subset-page:{dataset}:{subset}:{definition}:{pk}:{sort}:{direction}:{kind}:{int(explicit)}"
-        page = pages.cache_get(key)
+        page = cache_get(key)
         if page is not None:
             return HttpResponse(page)
         snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
 
         def render() -> str:
-            rows = pages.ranking_rows(snap)
+            rows = ranking_rows(snap)
             others = list(
                 RankingSnapshot.objects.filter(subset=snap.subset, definition=definition).values(
                     "pk", "computed_at"
@@ -147,13 +156,13 @@ class SubsetRankingView(View):
                     "subset": snap.subset,
                     "definition": definition,
                     "snapshot": snap,
-                    "rows": pages.sort_and_filter(rows, sort=sort, direction=direction, kind=kind),
+                    "rows": sort_and_filter(rows, sort=sort, direction=direction, kind=kind),
                     "n_all": len(rows),
                     "sort": sort,
                     "dir": direction,
                     "kind": kind,
                     "has_comparative": any(r["comparative"] for r in rows),
-                    "history_json": pages.subset_history_figure(snap),
+                    "history_json": subset_history_figure(snap),
                     "others": others,
                     "siblings": siblings,
                     "robustness": snap.report.get("robustness") or [],
@@ -165,7 +174,7 @@ class SubsetRankingView(View):
                 request=request,
             )
 
-        return HttpResponse(pages.cached(key, render, timeout=3600))
+        return HttpResponse(cached(key, render, timeout=3600))
 
 
 #: (sort key, header, tooltip, numeric) of the ranking table, in display order.
@@ -220,12 +229,12 @@ class RankingMatrixView(View):
                     "subset": snap.subset,
                     "definition": definition,
                     "snapshot": snap,
-                    "matrix": pages.pairwise_matrix(snap),
+                    "matrix": pairwise_matrix(snap),
                 },
                 request=request,
             )
 
-        return HttpResponse(pages.cached(f"matrix-page:{snap.pk}:{int('snapshot' in request.GET)}", render))
+        return HttpResponse(cached(f"matrix-page:{snap.pk}:{int('snapshot' in request.GET)}", render))
 
 
 class MethodComparisonView(TemplateView):
@@ -242,7 +251,7 @@ class MethodComparisonView(TemplateView):
         b = get_object_or_404(Method, pk=kwargs["b"])
         if a.pk == b.pk:
             raise Http404("compare two different methods")
-        comp = pages.compare_methods(snapshot=snap, a=a, b=b)
+        comp = compare_methods(snapshot=snap, a=a, b=b)
         ctx.update(
             dataset=snap.dataset,
             subset=snap.subset,
@@ -272,8 +281,8 @@ class MethodComparisonCsvView(View):
         ma, mb = get_object_or_404(Method, pk=a), get_object_or_404(Method, pk=b)
         if ma.pk == mb.pk:
             raise Http404("compare two different methods")
-        comp = pages.compare_methods(snapshot=snap, a=ma, b=mb)
-        response = HttpResponse(pages.comparison_csv(comp), content_type="text/csv; charset=utf-8")
+        comp = compare_methods(snapshot=snap, a=ma, b=mb)
+        response = HttpResponse(comparison_csv(comp), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (
             f'attachment; filename="compare-{dataset}-{subset}-{definition}-{ma.pk}-{mb.pk}.csv"'
         )

@@ -7,7 +7,9 @@ from django.views.generic import TemplateView
 
 from comparna.models import Dataset, ImportRun
 from comparna.rna import ranking, statistics
-from comparna.services import pages
+from comparna.services.pages.common import LENGTH_BINS, cached
+from comparna.services.pages.rankings import rankings_at_a_glance
+from comparna.services.pages.site import dataset_overview, weekly_changes
 from predictors.models import Method, Prediction
 
 
@@ -20,7 +22,7 @@ def prediction_progress() -> dict:
         pending = counts.get(Prediction.Status.QUEUED, 0) + counts.get(Prediction.Status.RUNNING, 0)
         return {"total": total, "pending": pending, "finished": total - pending, "by_status": counts}
 
-    return pages.cached("progress", compute, timeout=30)
+    return cached("progress", compute, timeout=30)
 
 
 class HomeView(TemplateView):
@@ -34,8 +36,8 @@ class HomeView(TemplateView):
         ctx["methods"] = Method.objects.filter(active=True)
         ctx["progress"] = prediction_progress()
         ctx["imports"] = ImportRun.objects.all()[:5]
-        ctx["changes"] = pages.weekly_changes()
-        ctx["glance"] = pages.rankings_at_a_glance()
+        ctx["changes"] = weekly_changes()
+        ctx["glance"] = rankings_at_a_glance()
         try:
             from ingest.models import PollRun
 
@@ -52,7 +54,7 @@ class DatasetListView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        ctx["datasets"] = pages.dataset_overview()
+        ctx["datasets"] = dataset_overview()
         return ctx
 
 
@@ -66,5 +68,5 @@ class AboutView(TemplateView):
         ctx["conventions"] = ranking.engine_conventions()
         ctx["resamples"] = statistics.RESAMPLES
         ctx["confidence"] = int(statistics.CONFIDENCE * 100)
-        ctx["length_bins"] = [label for _, _, label in pages.LENGTH_BINS]
+        ctx["length_bins"] = [label for _, _, label in LENGTH_BINS]
         return ctx

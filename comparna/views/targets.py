@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404
 from django.views.generic import ListView, TemplateView
 
 from comparna.models import Dataset, Target
-from comparna.services import pages
+from comparna.services.pages.targets import target_context
 
 
 class DatasetTargetListView(ListView):
@@ -41,7 +41,7 @@ class TargetDetailView(TemplateView):
         target = get_object_or_404(Target.objects.select_related("dataset"), pk=kwargs["pk"])
         ctx["target"] = target
         ctx["pdb_chain"] = getattr(target, "pdb_chain", None) if _has_pdb_chain(target) else None
-        ctx.update(pages.target_context(target))
+        ctx.update(target_context(target))
         return ctx
 
 

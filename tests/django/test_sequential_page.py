@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna.statistics import sequential_boundary
-from comparna.services.pages import sequential_look
+from comparna.services.pages.comparison import sequential_look
 from tests.factories import make_method_version, make_prediction, make_target
 
 pytestmark = pytest.mark.django_db

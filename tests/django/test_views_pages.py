@@ -19,7 +19,7 @@ from comparna.models import RankingSnapshot, Score, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.metrics import count_pairs
 from comparna.rna.ranking import CountsTable, pair_replicate_mccs
-from comparna.services.pages import Arc, arc_diagram_svg
+from comparna.services.pages.figures import Arc, arc_diagram_svg
 from predictors.models import Method, Prediction
 from tests.web_data import site_fixture  # noqa: F401 - registers the module-scoped `site` fixture
 

@@ -1,0 +1,123 @@
+"""What every page module shares: the cache of immutable results, length bins, CIs, current scores."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.core.cache import cache
+
+from comparna.models import Dataset, Score, Subset
+from comparna.rna import statistics
+from predictors.models import Method, Prediction
+
+CACHE_PREFIX = "comparna:pages:v1"
+#: Length bins of SCIENCE.md §3 (RNA STRAND subsets), also used for the PDB set.
+LENGTH_BINS: tuple[tuple[int, int | None, str], ...] = (
+    (0, 200, "≤ 200 nt"),
+    (201, 800, "201–800 nt"),
+    (801, None, "> 800 nt"),
+)
+COUNT_FIELDS = ("tp", "fn", "fp", "fp_inconsistent", "fp_contradicting", "fp_compatible", "tn")
+SCORE_FIELDS = ("mcc", "sensitivity", "ppv", "f1")
+FAILED_STATES = (
+    Prediction.Status.FAILED,
+    Prediction.Status.TIMEOUT,
+    Prediction.Status.TOO_LONG,
+    Prediction.Status.UNPARSABLE,
+    Prediction.Status.INFRASTRUCTURE_ERROR,
+)
+UNASSIGNED_FAMILY = "(no family)"
+
+
+def cached(key: str, compute: Callable[[], Any], timeout: int | None = None) -> Any:
+    """``cache.get`` or compute and store; ``timeout=None`` keeps it (keys of immutable data)."""
+    full = f"{CACHE_PREFIX}:{key}"
+    value = cache.get(full)
+    if value is None:
+        value = compute()
+        cache.set(full, value, timeout)
+    return value
+
+
+def cache_get(key: str) -> Any:
+    """The cached value of a :func:`cached` key, or None."""
+    return cache.get(f"{CACHE_PREFIX}:{key}")
+
+
+def length_bin(length: int) -> str:
+    for low, high, label in LENGTH_BINS:
+        if length >= low and (high is None or length <= high):
+            return label
+    return LENGTH_BINS[0][2]
+
+
+def ci_dict(values: Sequence[float], *, seed: int) -> dict | None:
+    if len(values) == 0:
+        return None
+    ci = statistics.bootstrap_ci_mean(np.asarray(values, dtype=np.float64), seed=seed)
+    return {"mean": ci.estimate, "low": ci.low, "high": ci.high, "n": ci.n, "small": ci.small}
+
+
+@dataclass(frozen=True)
+class TargetScore:
+    """One current-version score row with what the pages group by."""
+
+    method: str
+    target_id: int
+    source_id: str
+    length: int
+    rna_class: str
+    counts: dict
+    mcc: float
+    sensitivity: float
+    ppv: float
+    f1: float
+
+
+def current_scores(
+    *,
+    definition: str,
+    subset: Subset | None = None,
+    dataset: Dataset | None = None,
+    methods: Iterable[str] | None = None,
+) -> list[TargetScore]:
+    """Scores of the current version of active methods under ``definition`` (in a subset or a dataset)."""
+    qs = Score.objects.filter(
+        definition=definition,
+        prediction__method_version__is_current=True,
+        prediction__method_version__method__active=True,
+    )
+    if subset is not None:
+        qs = qs.filter(prediction__target__subsets=subset)
+    if dataset is not None:
+        qs = qs.filter(prediction__target__dataset=dataset)
+    if methods is not None:
+        qs = qs.filter(prediction__method_version__method__name__in=list(methods))
+    rows = qs.values_list(
+        "prediction__method_version__method__name",
+        "prediction__target_id",
+        "prediction__target__source_id",
+        "prediction__target__length",
+        "prediction__target__rna_class",
+        *COUNT_FIELDS,
+        *SCORE_FIELDS,
+    ).order_by("prediction__target__source_id")
+    out = []
+    for name, tid, sid, length, rna_class, *rest in rows:
+        counts = dict(zip(COUNT_FIELDS, rest[: len(COUNT_FIELDS)], strict=True))
+        mcc, sens, ppv, f1 = rest[len(COUNT_FIELDS) :]
+        out.append(
+            TargetScore(name, tid, sid, length, rna_class or UNASSIGNED_FAMILY, counts, mcc, sens, ppv, f1)
+        )
+    return out
+
+
+def method_directory() -> dict[str, dict]:
+    """Method name -> {pk, input_kind, comparative} for linking and filtering (all methods, one query)."""
+    return {
+        name: {"pk": pk, "input_kind": kind, "comparative": kind != Method.InputKind.SINGLE}
+        for name, pk, kind in Method.objects.values_list("name", "pk", "input_kind")
+    }

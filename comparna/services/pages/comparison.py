@@ -1,0 +1,259 @@
+"""The comparison page of two methods in one subset × definition: pooled counts, the ranking engine's test
+for the pair, paired statistics with power, per-family and per-length CIs, a scatter plot and the CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+
+from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.rna import statistics
+from comparna.rna.metrics import PairCounts
+from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
+from comparna.services.pages.common import (
+    COUNT_FIELDS,
+    LENGTH_BINS,
+    SCORE_FIELDS,
+    TargetScore,
+    cached,
+    ci_dict,
+    current_scores,
+    length_bin,
+)
+from comparna.services.pages.figures import comparison_scatter_figure
+from predictors.models import Method
+
+
+@dataclass
+class MethodSide:
+    name: str
+    pk: int
+    counts: PairCounts
+    scores: dict
+    mean_mcc: dict | None
+
+
+@dataclass
+class Comparison:
+    """Everything on the comparison page of two methods in one subset × definition."""
+
+    a: MethodSide
+    b: MethodSide
+    n_common: int
+    rows: list[dict]
+    snapshot_verdict: str | None
+    test: dict
+    paired: dict | None
+    by_family: list[dict]
+    by_length: list[dict]
+    scatter_json: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def pair_test(*, subset: Subset, definition: str, a: str, b: str, seed: int) -> dict:
+    """The ranking engine's test for one pair on current scores, with the snapshot's seed.
+
+    Builds the two-method counts table over all the subset's targets in the engine's order (method names
+    sorted, targets by source id), so the replicate draws are those the nightly ranking makes for this pair.
+    """
+    names = sorted([a, b])
+    targets = list(subset.targets.order_by("source_id").values_list("source_id", flat=True))
+    t_ix = {sid: k for k, sid in enumerate(targets)}
+    counts = np.zeros((2, len(targets), 5), dtype=np.int64)
+    present = np.zeros((2, len(targets)), dtype=bool)
+    for s in current_scores(definition=definition, subset=subset, methods=names):
+        m = names.index(s.method)
+        k = t_ix[s.source_id]
+        counts[m, k] = [
+            s.counts["tp"],
+            s.counts["fn"],
+            s.counts["fp"],
+            s.counts["fp_compatible"],
+            s.counts["tn"],
+        ]
+        present[m, k] = True
+    table = CountsTable(tuple(names), tuple(targets), counts, present)
+    mcc_0, mcc_1, n = pair_replicate_mccs(table, 0, 1, seed)
+    out = {
+        "n_common": int(n),
+        "seed": seed,
+        "alpha": ALPHA,
+        "min_common": MIN_COMMON,
+        "method": "two-sided Wilcoxon signed-rank test on 40 paired MCCs of random 90 % subsamples",
+    }
+    if n < MIN_COMMON:
+        return {**out, "pvalue": None, "verdict": "?", "replicates": []}
+    with np.errstate(invalid="ignore"):
+        p = float(wilcoxon_pvalues(mcc_0[None, :], mcc_1[None, :])[0])
+    diff = float((mcc_0 - mcc_1).mean())
+    if not np.isnan(p) and p < ALPHA and diff != 0:
+        winner = names[0] if diff > 0 else names[1]
+        verdict = "+" if winner == a else "-"
+    else:
+        verdict = "="
+    by_name = {names[0]: mcc_0, names[1]: mcc_1}
+    return {
+        **out,
+        "pvalue": None if np.isnan(p) else p,
+        "verdict": verdict,
+        "mean_difference": float((by_name[a] - by_name[b]).mean()),
+        "replicates_a": by_name[a].tolist(),
+        "replicates_b": by_name[b].tolist(),
+    }
+
+
+def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Comparison:
+    """Pooled counts, the engine's test, paired statistics and per-family / per-length CIs of two methods."""
+
+    def compute() -> Comparison:
+        scores = current_scores(
+            definition=snapshot.definition, subset=snapshot.subset, methods=[a.name, b.name]
+        )
+        by_target: dict[int, dict[str, TargetScore]] = defaultdict(dict)
+        for s in scores:
+            by_target[s.target_id][s.method] = s
+        common = [d for d in by_target.values() if a.name in d and b.name in d]
+        common.sort(key=lambda d: d[a.name].source_id)
+        seed = snapshot.seed
+        sides = []
+        for m in (a, b):
+            pooled = sum((PairCounts(**d[m.name].counts) for d in common), PairCounts.zero())
+            mccs = [d[m.name].mcc for d in common]
+            sides.append(
+                MethodSide(
+                    m.name,
+                    m.pk,
+                    pooled,
+                    {
+                        "mcc": pooled.mcc,
+                        "sensitivity": pooled.sensitivity,
+                        "ppv": pooled.ppv,
+                        "f1": pooled.f1,
+                    },
+                    ci_dict(mccs, seed=seed),
+                )
+            )
+        rows = [
+            {
+                "target_id": d[a.name].target_id,
+                "source_id": d[a.name].source_id,
+                "length": d[a.name].length,
+                "rna_class": d[a.name].rna_class,
+                "a": d[a.name],
+                "b": d[b.name],
+            }
+            for d in common
+        ]
+        mcc_a = np.array([r["a"].mcc for r in rows])
+        mcc_b = np.array([r["b"].mcc for r in rows])
+        paired = None
+        notes = []
+        if len(rows) >= 3 and np.var(mcc_a - mcc_b) > 0:
+            pc = statistics.compare_paired(mcc_a, mcc_b, seed=seed)
+            paired = {
+                "n": pc.n,
+                "t": pc.t_test.statistic,
+                "t_pvalue": pc.t_test.pvalue,
+                "t_pvalue_text": statistics.format_p_value(pc.t_test.pvalue),
+                "mean_difference": pc.bootstrap.interval.estimate,
+                "low": pc.bootstrap.interval.low,
+                "high": pc.bootstrap.interval.high,
+                "bootstrap_pvalue_text": pc.bootstrap.pvalue_text,
+                "spearman": pc.spearman,
+                "power": pc.power,
+                "n_required": pc.n_required,
+                "further_needed": pc.further_needed,
+                "verdict": pc.verdict,
+                "delta": pc.delta,
+                "alpha": pc.alpha,
+                "sequential": sequential_look(snapshot=snapshot, t_statistic=pc.t_test.statistic),
+            }
+        else:
+            notes.append("Paired statistics need at least 3 common targets with differing per-target MCCs.")
+        by_family = _grouped_cis(rows, key=lambda r: r["rna_class"], seed=seed)
+        by_length = _grouped_cis(
+            rows,
+            key=lambda r: length_bin(r["length"]),
+            seed=seed,
+            order=[label for _, _, label in LENGTH_BINS],
+        )
+        test = pair_test(
+            subset=snapshot.subset, definition=snapshot.definition, a=a.name, b=b.name, seed=seed
+        )
+        verdict = snapshot.report.get("verdicts", {}).get(a.name, {}).get(b.name)
+        comp = Comparison(
+            sides[0], sides[1], len(rows), rows, verdict, test, paired, by_family, by_length, notes=notes
+        )
+        comp.scatter_json = comparison_scatter_figure(comp)
+        return comp
+
+    return cached(f"compare:{snapshot.pk}:{a.pk}:{b.pk}", compute, timeout=600)
+
+
+def _grouped_cis(rows: list[dict], *, key, seed: int, order: list[str] | None = None) -> list[dict]:
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        groups[key(r)].append(r)
+    labels = (
+        [g for g in order if g in groups] if order else sorted(groups, key=lambda g: (-len(groups[g]), g))
+    )
+    return [
+        {
+            "group": g,
+            "n": len(groups[g]),
+            "a": ci_dict([r["a"].mcc for r in groups[g]], seed=seed),
+            "b": ci_dict([r["b"].mcc for r in groups[g]], seed=seed),
+        }
+        for g in labels
+    ]
+
+
+def comparison_csv(comp: Comparison) -> str:
+    """The per-target data behind a comparison: counts and scores of both methods on every common target."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    cols = [*COUNT_FIELDS, *SCORE_FIELDS]
+    w.writerow(["target", "length", "rna_class", *(f"a_{c}" for c in cols), *(f"b_{c}" for c in cols)])
+    for r in comp.rows:
+        vals = []
+        for key in ("a", "b"):
+            s = r[key]
+            vals += [s.counts[c] for c in COUNT_FIELDS] + [f"{getattr(s, c):.6f}" for c in SCORE_FIELDS]
+        w.writerow([r["source_id"], r["length"], r["rna_class"], *vals])
+    return buf.getvalue()
+
+
+def sequential_look(*, snapshot, t_statistic: float) -> dict | None:
+    """Group-sequential reading of a paired test on the weekly-growing PDB set (SCIENCE.md §6).
+
+    Each ranking snapshot of the subset with more targets than the one before is a look; the information
+    fraction is targets / ``PDB_PLANNED_TARGETS``. Returns None for static datasets (one look, no
+    correction needed).
+    """
+    if snapshot.dataset.kind != Dataset.Kind.PDB:
+        return None
+    sizes: list[int] = []
+    history = snapshot.subset.rankings.filter(
+        definition=snapshot.definition, computed_at__lte=snapshot.computed_at
+    )
+    for n in history.order_by("computed_at", "pk").values_list("inputs__targets", flat=True):
+        if n and (not sizes or n > sizes[-1]):
+            sizes.append(int(n))
+    if not sizes:
+        return None
+    planned = max(settings.PDB_PLANNED_TARGETS, sizes[-1])
+    boundary = statistics.sequential_boundary([n / planned for n in sizes])
+    return {
+        "looks": len(sizes),
+        "targets": sizes[-1],
+        "planned": planned,
+        "z": float(boundary.z[-1]),
+        "nominal_p": float(boundary.nominal_p[-1]),
+        "crossed": boundary.crossed(len(sizes) - 1, t_statistic),
+        "method": boundary.describe(),
+    }

@@ -1,0 +1,220 @@
+"""Pictures of the pages: Plotly figures (as JSON for a ``<script type="application/json">`` element) and SVG
+arc diagrams. Pure functions of the numbers the page modules compute; Plotly is imported only when a figure
+is drawn (it is large, and most requests are served from the cache)."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from comparna.services.pages.comparison import Comparison
+
+
+def json_for_script(value: Any) -> str:
+    """JSON safe inside a ``<script type="application/json">`` element: a Plotly figure (serialised by its
+    own encoder) or any JSON value. ``<``, ``>`` and ``&`` are escaped so the text cannot end the element."""
+    to_json = getattr(value, "to_json", None)
+    text = to_json() if callable(to_json) else json.dumps(value)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def rank_history_figure(
+    history: list[dict], *, methods: Iterable[str] | None = None, title: str = ""
+) -> str | None:
+    """Plotly JSON of rank over time, one line per method (rank 1 on top); None without snapshots."""
+    import plotly.graph_objects as go
+
+    if not history:
+        return None
+    names = list(methods) if methods is not None else sorted({m for h in history for m in h["ranks"]})
+    fig = go.Figure()
+    for name in names:
+        xs = [h["at"].isoformat() for h in history if name in h["ranks"]]
+        ys = [h["ranks"][name] for h in history if name in h["ranks"]]
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, line={"shape": "hv"}))
+    fig.update_layout(
+        title=title or None,
+        height=360,
+        margin={"l": 50, "r": 20, "t": 40 if title else 20, "b": 40},
+        yaxis={"title": "rank", "autorange": "reversed", "dtick": 1},
+        xaxis={"title": "snapshot date"},
+        template="plotly_white",
+        legend={"font": {"size": 11}},
+    )
+    return json_for_script(fig)
+
+
+def method_rank_figure(lines: dict[str, list[tuple[str, int]]]) -> str:
+    """Plotly JSON: a method's rank over time, one line per ``label -> [(ISO date, rank), ...]``."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for label, pts in sorted(lines.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=[p[0] for p in pts],
+                y=[p[1] for p in pts],
+                mode="lines+markers",
+                name=label,
+                line={"shape": "hv"},
+            )
+        )
+    fig.update_layout(
+        height=340,
+        template="plotly_white",
+        margin={"l": 50, "r": 20, "t": 20, "b": 40},
+        yaxis={"title": "rank", "autorange": "reversed", "dtick": 1},
+        xaxis={"title": "snapshot date"},
+    )
+    return json_for_script(fig)
+
+
+@dataclass(frozen=True)
+class PrLine:
+    """One pooled precision-recall curve and the binary prediction's point, as drawn."""
+
+    label: str
+    recall: list[float]
+    precision: list[float]
+    auc: float
+    point: tuple[float, float]
+
+
+def pr_curve_figure(lines: Sequence[PrLine]) -> str:
+    """Plotly JSON: each curve (interpolated, SCIENCE.md §7) with its binary prediction's point."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for line in lines:
+        fig.add_trace(
+            go.Scatter(
+                x=line.recall,
+                y=line.precision,
+                mode="lines",
+                name=f"{line.label}: AUC-PR {line.auc:.3f}",
+            )
+        )
+        recall, precision = line.point
+        fig.add_trace(
+            go.Scatter(
+                x=[recall],
+                y=[precision],
+                mode="markers",
+                marker={"size": 11, "symbol": "x"},
+                name=f"{line.label}: binary prediction",
+            )
+        )
+    fig.update_layout(
+        height=400,
+        template="plotly_white",
+        margin={"l": 50, "r": 20, "t": 20, "b": 45},
+        xaxis={"title": "recall (sensitivity)", "range": [0, 1.02]},
+        yaxis={"title": "precision", "range": [0, 1.02]},
+    )
+    return json_for_script(fig)
+
+
+def comparison_scatter_figure(comp: Comparison) -> str | None:
+    """Plotly JSON: sensitivity against PPV of both methods on every common target."""
+    import plotly.graph_objects as go
+
+    if not comp.rows:
+        return None
+    fig = go.Figure()
+    for side, key, symbol in ((comp.a, "a", "circle"), (comp.b, "b", "diamond")):
+        fig.add_trace(
+            go.Scatter(
+                x=[r[key].sensitivity for r in comp.rows],
+                y=[r[key].ppv for r in comp.rows],
+                mode="markers",
+                name=side.name,
+                text=[r["source_id"] for r in comp.rows],
+                marker={"symbol": symbol, "opacity": 0.7},
+                hovertemplate="%{text}<br>sensitivity %{x:.3f}<br>PPV %{y:.3f}<extra>"
+                + html.escape(side.name)
+                + "</extra>",
+            )
+        )
+    fig.update_layout(
+        height=420,
+        template="plotly_white",
+        margin={"l": 50, "r": 20, "t": 20, "b": 45},
+        xaxis={"title": "sensitivity", "range": [-0.03, 1.03]},
+        yaxis={"title": "PPV", "range": [-0.03, 1.03]},
+    )
+    return json_for_script(fig)
+
+
+@dataclass(frozen=True)
+class Arc:
+    """One arc of an arc diagram: 1-based i < j, a CSS class and a tooltip."""
+
+    i: int
+    j: int
+    css: str
+    title: str = ""
+
+
+def arc_diagram_svg(
+    length: int,
+    upper: Sequence[Arc],
+    lower: Sequence[Arc] = (),
+    *,
+    sequence: str | None = None,
+    width: int = 900,
+    label: str = "",
+) -> str:
+    """An SVG arc diagram: the backbone as a line, each base pair as an arc above (``upper``) or below it.
+
+    A pure function of its arguments (no JavaScript needed to see it); every text is escaped. Arcs are
+    half-ellipses whose height grows with the pair's span, flattened so that the widest arc fits.
+    """
+    margin = 20
+    span_px = width - 2 * margin
+    step = span_px / max(length, 1)
+    max_span = max([a.j - a.i for a in (*upper, *lower)] or [1])
+    max_height = 130.0
+    k = min(1.0, max_height / (max_span * step / 2 or 1))
+    up_h = max([(a.j - a.i) * step / 2 * k for a in upper] or [0]) + 10
+    low_h = max([(a.j - a.i) * step / 2 * k for a in lower] or [0]) + 10 if lower else 0
+    show_letters = sequence is not None and step >= 7
+    axis_h = 34 if show_letters else 22
+    height = int(up_h + axis_h + low_h + 4)
+    y0 = up_h + 2
+
+    def x(pos: float) -> float:
+        return margin + (pos - 0.5) * step
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="arcs" viewBox="0 0 {width} {height}" '
+        f'width="100%" role="img" aria-label="{html.escape(label or "arc diagram")}">',
+        f'<line class="backbone" x1="{x(1):.1f}" y1="{y0:.1f}" x2="{x(length):.1f}" y2="{y0:.1f}"/>',
+    ]
+    for arcs, sweep, y in ((upper, 1, y0), (lower, 0, y0 + (axis_h if lower else 0))):
+        for a in sorted(arcs, key=lambda a: a.j - a.i, reverse=True):
+            x1, x2 = x(a.i), x(a.j)
+            rx = (x2 - x1) / 2
+            ry = max(rx * k, 1.0)
+            title = f"<title>{html.escape(a.title)}</title>" if a.title else ""
+            parts.append(
+                f'<path class="{html.escape(a.css)}" d="M{x1:.1f},{y:.1f} A{rx:.1f},{ry:.1f} 0 0,{sweep} '
+                f'{x2:.1f},{y:.1f}">{title}</path>'
+            )
+    if lower:
+        parts.append(
+            f'<line class="backbone" x1="{x(1):.1f}" y1="{y0 + axis_h:.1f}" x2="{x(length):.1f}" '
+            f'y2="{y0 + axis_h:.1f}"/>'
+        )
+    tick = next(t for t in (10, 20, 50, 100, 200, 500, 1000, 10**9) if span_px / (length / t) >= 35)
+    for pos in [1, *range(tick, length + 1, tick)]:
+        parts.append(f'<text class="tick" x="{x(pos):.1f}" y="{y0 + axis_h - 4:.1f}">{pos}</text>')
+    if show_letters:
+        for pos, base in enumerate(sequence, start=1):
+            parts.append(f'<text class="base" x="{x(pos):.1f}" y="{y0 + 12:.1f}">{html.escape(base)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

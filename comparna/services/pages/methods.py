@@ -1,0 +1,118 @@
+"""The method page: rank history, mean MCC with CIs by dataset, length and family, the precision-recall curve
+of its base-pair probabilities, and its failed runs."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.db.models import Count
+
+from comparna.models import Dataset, RankingSnapshot
+from comparna.rna.canonical import structure_from_text
+from comparna.rna.prcurve import pool, pr_curve, pr_input, pr_point
+from comparna.services.pages.common import FAILED_STATES, LENGTH_BINS, ci_dict, current_scores, length_bin
+from comparna.services.pages.figures import PrLine, method_rank_figure, pr_curve_figure
+from predictors.models import Method, Prediction
+
+
+def method_rank_history(method: Method) -> str | None:
+    """Plotly JSON: the method's rank over time in every subset × definition it was ranked in."""
+    lines = defaultdict(list)
+    for at, subset_name, ds_name, definition, report in RankingSnapshot.objects.order_by(
+        "computed_at", "pk"
+    ).values_list("computed_at", "subset__name", "dataset__name", "definition", "report"):
+        for r in report.get("methods", []):
+            if r["method"] == method.name:
+                lines[f"{ds_name} · {subset_name} ({definition})"].append((at.isoformat(), r["rank"]))
+    return method_rank_figure(lines) if lines else None
+
+
+def method_performance(method: Method) -> list[dict]:
+    """Per dataset and definition: mean MCC with 95 % CI overall, per length bin and per RNA family."""
+    out = []
+    for dataset in Dataset.objects.order_by("slug"):
+        for definition in dataset.definitions:
+            scores = current_scores(definition=definition, dataset=dataset, methods=[method.name])
+            if not scores:
+                continue
+            by_len: dict[str, list[float]] = defaultdict(list)
+            by_fam: dict[str, list[float]] = defaultdict(list)
+            for s in scores:
+                by_len[length_bin(s.length)].append(s.mcc)
+                by_fam[s.rna_class].append(s.mcc)
+            out.append(
+                {
+                    "dataset": dataset,
+                    "definition": definition,
+                    "overall": ci_dict([s.mcc for s in scores], seed=0),
+                    "by_length": [
+                        {"group": lab, **ci_dict(by_len[lab], seed=0)}
+                        for _, _, lab in LENGTH_BINS
+                        if by_len.get(lab)
+                    ],
+                    "by_family": [
+                        {"group": g, **ci_dict(v, seed=0)}
+                        for g, v in sorted(by_fam.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+                    ],
+                }
+            )
+    return out
+
+
+def method_pr_curve(method: Method) -> dict | None:
+    """Pooled precision-recall curve of the current version's base-pair probabilities, with the binary
+    prediction's single point, per dataset and definition that has probabilities (SCIENCE.md §7)."""
+    version = method.current_version
+    if version is None:
+        return None
+    preds = list(
+        version.predictions.filter(status=Prediction.Status.OK, probabilities__isnull=False)
+        .select_related("target__dataset")
+        .prefetch_related("target__references", "scores")
+    )
+    groups: dict[tuple[str, str], list] = defaultdict(list)
+    for p in preds:
+        if not p.probabilities:
+            continue
+        for ref in p.target.references.all():
+            groups[(p.target.dataset.name, ref.definition)].append((p, ref))
+    if not groups:
+        return None
+    lines, curves = [], []
+    for (ds_name, definition), items in sorted(groups.items()):
+        inputs, tp, fn, fp = [], 0, 0, 0
+        for p, ref in items:
+            reference = structure_from_text(p.target.length, ref.pairs)
+            probs = {(int(i), int(j)): float(x) for i, j, x in p.probabilities}
+            inputs.append(pr_input(reference, probs))
+            for s in p.scores.all():
+                if s.definition == definition:
+                    tp, fn, fp = tp + s.tp, fn + s.fn, fp + s.fp
+        pooled = pool(inputs)
+        if pooled.positives == 0:
+            continue
+        curve = pr_curve(pooled)
+        label = f"{ds_name} ({definition})"
+        point = pr_point(tp, fn, fp)
+        lines.append(PrLine(label, curve.recall.tolist(), curve.precision.tolist(), curve.auc, point))
+        curves.append(
+            {
+                "label": label,
+                "auc": curve.auc,
+                "baseline": curve.baseline,
+                "targets": len(items),
+                "point": point,
+                "interpolation": curve.interpolation,
+            }
+        )
+    if not curves:
+        return None
+    return {"figure": pr_curve_figure(lines), "curves": curves}
+
+
+def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Prediction], dict[str, int]]:
+    """The method's failed runs (all versions), newest first, and their counts by state."""
+    qs = Prediction.objects.filter(method_version__method=method, status__in=FAILED_STATES)
+    counts = dict(qs.values_list("status").annotate(n=Count("id")).order_by())
+    rows = list(qs.select_related("target", "method_version").order_by("-finished_at", "-pk")[:limit])
+    return rows, counts

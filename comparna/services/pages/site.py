@@ -1,0 +1,65 @@
+"""The home and datasets pages: what changed this week, and each dataset with its subsets and downloads."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Count
+from django.utils import timezone
+
+from comparna.models import Dataset, Subset, Target
+from predictors.models import Method
+
+
+def weekly_changes(*, days: int = 7) -> dict:
+    """New targets per dataset and new methods in the last ``days`` days."""
+    since = timezone.now() - timedelta(days=days)
+    new_targets = list(
+        Target.objects.filter(created_at__gte=since)
+        .values("dataset__slug", "dataset__name")
+        .annotate(n=Count("id"))
+        .order_by("dataset__slug")
+    )
+    new_methods = list(Method.objects.filter(created_at__gte=since).order_by("name"))
+    return {"since": since, "targets": new_targets, "methods": new_methods}
+
+
+def dataset_overview() -> list[dict]:
+    """Datasets with their subsets, sizes, definitions, newest snapshot per subset, and downloads if any."""
+    sizes = dict(Subset.objects.annotate(n=Count("targets")).values_list("pk", "n"))
+    out = []
+    for dataset in Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug"):
+        subsets = []
+        for subset in dataset.subsets.all():
+            subsets.append(
+                {"subset": subset, "size": sizes.get(subset.pk, 0), "definitions": subset.definitions()}
+            )
+        out.append({"dataset": dataset, "subsets": subsets, "downloads": dataset_downloads(dataset)})
+    return out
+
+
+def dataset_downloads(dataset: Dataset) -> list[dict]:
+    """Download links of archived dataset snapshots (issue 8), when that feature and its rows exist."""
+    from django.urls import NoReverseMatch, reverse
+
+    related = getattr(dataset, "snapshots", None)
+    if related is None or not hasattr(related, "all"):
+        return []
+    links = []
+    try:
+        for snap in related.all()[:20]:
+            if getattr(snap, "status", "done") != "done":
+                continue
+            number = getattr(snap, "number", None)
+            try:
+                url = reverse("snapshots:download", args=[dataset.slug, number])
+            except NoReverseMatch:
+                continue
+            created = getattr(snap, "created_at", None)
+            label = f"Snapshot {number}" + (f" ({created:%Y-%m-%d})" if created else "")
+            links.append({"label": label, "url": url})
+        if links:
+            links.append({"label": "All snapshots", "url": reverse("snapshots:list", args=[dataset.slug])})
+    except Exception:  # noqa: BLE001 - another feature's table or URLs may not exist yet; the page must render
+        return []
+    return links

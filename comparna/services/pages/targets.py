@@ -1,0 +1,115 @@
+"""The target page: its references drawn as arc diagrams (standard vs extended pairs), and every prediction
+drawn against the reference and scored."""
+
+from __future__ import annotations
+
+from comparna.models import Target
+from comparna.rna.canonical import structure_from_text
+from comparna.rna.formats import write_dot_bracket
+from comparna.rna.structure import StructureFormatError
+from comparna.services.pages.figures import Arc, arc_diagram_svg
+from predictors.models import Prediction
+
+
+def dot_bracket_or_none(length: int, pairs_text: str) -> str | None:
+    """Dot-bracket of stored pairs, or None when it cannot be written (multiplets)."""
+    try:
+        return write_dot_bracket(structure_from_text(length, pairs_text))
+    except StructureFormatError:
+        return None
+
+
+def _pair_set(text: str) -> set[tuple[int, int]]:
+    out = set()
+    for tok in text.split():
+        i, _, j = tok.partition("-")
+        out.add((int(i), int(j)))
+    return out
+
+
+def target_context(target: Target) -> dict:
+    """References (drawn, with standard vs extended pairs) and every prediction drawn and scored."""
+    refs = {r.definition: r for r in target.references.all()}
+    classes: dict[tuple[int, int], str] = {}
+    for r in refs.values():
+        for item in r.classes or []:
+            classes[(int(item[0]), int(item[1]))] = str(item[2])
+    standard = _pair_set(refs["standard"].pairs) if "standard" in refs else None
+    references = []
+    for definition in ("extended", "standard"):
+        r = refs.get(definition)
+        if r is None:
+            continue
+        pairs = _pair_set(r.pairs)
+        arcs = []
+        for i, j in sorted(pairs):
+            kind = "standard" if (standard is None or (i, j) in standard) else "extended"
+            lw = classes.get((i, j), "")
+            arcs.append(
+                Arc(
+                    i,
+                    j,
+                    f"ref {kind}",
+                    f"{i}–{j} {target.sequence[i - 1]}-{target.sequence[j - 1]}"
+                    f"{' ' + lw if lw else ''} ({kind})",
+                )
+            )
+        references.append(
+            {
+                "definition": definition,
+                "reference": r,
+                "dot_bracket": dot_bracket_or_none(target.length, r.pairs),
+                "svg": arc_diagram_svg(
+                    target.length, arcs, sequence=target.sequence, label=f"{definition} reference"
+                ),
+                "n_standard": sum(1 for a in arcs if "standard" in a.css.split()),
+                "n_non_standard": sum(1 for a in arcs if "extended" in a.css.split()),
+            }
+        )
+    main_def = "extended" if "extended" in refs else next(iter(refs), None)
+    main_pairs = _pair_set(refs[main_def].pairs) if main_def else set()
+    predictions = []
+    for p in (
+        target.predictions.select_related("method_version__method")
+        .prefetch_related("scores")
+        .order_by("method_version__method__name", "-method_version__created_at")
+    ):
+        scores = {s.definition: s for s in p.scores.all()}
+        entry = {
+            "prediction": p,
+            "method": p.method_version.method,
+            "version": p.method_version,
+            "scores": [scores[d] for d in ("extended", "standard") if d in scores],
+            "svg": None,
+            "dot_bracket": None,
+        }
+        if p.status == Prediction.Status.OK:
+            pred_pairs = _pair_set(p.pairs)
+            upper = [
+                Arc(
+                    i,
+                    j,
+                    "ref " + ("found" if (i, j) in pred_pairs else "missed"),
+                    f"reference {i}–{j}" + (" (found)" if (i, j) in pred_pairs else " (missed)"),
+                )
+                for i, j in sorted(main_pairs)
+            ]
+            lower = [
+                Arc(
+                    i,
+                    j,
+                    "pred " + ("tp" if (i, j) in main_pairs else "fp"),
+                    f"predicted {i}–{j}" + (" correct" if (i, j) in main_pairs else " not in the reference"),
+                )
+                for i, j in sorted(pred_pairs)
+            ]
+            entry["svg"] = arc_diagram_svg(
+                target.length,
+                upper,
+                lower,
+                sequence=target.sequence,
+                label=f"{p.method_version.method.name} vs reference",
+            )
+            entry["dot_bracket"] = dot_bracket_or_none(target.length, p.pairs)
+        predictions.append(entry)
+    return {"references": references, "predictions": predictions, "main_definition": main_def}
