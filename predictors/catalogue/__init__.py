@@ -20,7 +20,7 @@ from predictors.catalogue.linear import linearfold_variants, linearpartition_var
 from predictors.catalogue.others import other_variants
 from predictors.catalogue.training import check_sources
 from predictors.catalogue.venv_methods import venv_variants
-from predictors.catalogue.vienna import rnafold_variants, sampling_variants
+from predictors.catalogue.vienna import rnafold_variants, rnapkplex_variants, sampling_variants
 from predictors.core.spec import InvalidSpec, PredictorSpec, check_unique_names
 
 CATALOGUE: tuple[PredictorSpec, ...] = tuple(
@@ -28,6 +28,7 @@ CATALOGUE: tuple[PredictorSpec, ...] = tuple(
     for spec in (
         *rnafold_variants(),
         *sampling_variants(),
+        *rnapkplex_variants(),
         *linearfold_variants(),
         *linearpartition_variants(),
         *contrafold_variants(),

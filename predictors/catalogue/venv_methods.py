@@ -38,6 +38,22 @@ MXFOLD2 = _venv_program(
 )
 
 
+EFOLD = _venv_program(
+    "efold",
+    "efold",
+    program="predictors.programs.efold_fold (efold.inference)",
+    citation="de Lajarte AA, Martin des Taillades YJ, Aruda J, Bongrand P, Fuchs Wightman F, Salazar D, "
+    "Allan MF, Kalicki C, L'Esperance-Kerckhoff C, Kashi A, Jossinet F, Rouskin S. Diverse database and "
+    "machine learning model to narrow the generalization gap in RNA structure prediction. Sci Adv (2026), "
+    "doi:10.1126/sciadv.adz4967",
+    url="https://github.com/rouskinlab/efold",
+    licence="MIT",
+    training_data=("efold-database",),
+    module="efold_fold",
+)
+EFOLD_MAX_LENGTH, EFOLD_TIME_LIMIT = 1000, 300.0
+
+
 def venv_variants() -> tuple[PredictorSpec, ...]:
     specs = []
     if MXFOLD2.installed:
@@ -50,6 +66,19 @@ def venv_variants() -> tuple[PredictorSpec, ...]:
                 memory_limit_mb=6144,
                 description="Deep-learning folding scores integrated with Turner free energies (model "
                 "TrainSetAB shipped in the wheel), Zuker-style decoding; CPU.",
+            )
+        )
+    if EFOLD.installed:
+        specs.append(
+            EFOLD.variant(
+                "eFold",
+                output_format="pairs-json",
+                pseudoknots=True,
+                max_length=EFOLD_MAX_LENGTH,
+                time_limit_s=EFOLD_TIME_LIMIT,
+                memory_limit_mb=8192,
+                description="Deep-learning pair scores (Evoformer-inspired model, weights shipped in the "
+                "wheel) post-processed into base pairs, pseudoknots included; CPU, one thread.",
             )
         )
     return tuple(specs)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from dataclasses import dataclass
 
-from predictors.catalogue._factory import Program, dist_version, join_citations
+from predictors.catalogue._factory import NOT_INSTALLED, Program, dist_version, join_citations
 from predictors.core.spec import PredictorSpec
 
 VIENNA_VERSION = dist_version("ViennaRNA")
@@ -162,4 +164,49 @@ def sampling_variants() -> tuple[PredictorSpec, ...]:
             "sample's pair frequencies. A re-implementation of the published procedure, not Sfold itself.",
         )
         for pset in PARAMETER_SETS
+    )
+
+
+def _rnapkplex_version() -> str:
+    """Version of Debian's RNAPKplex (package vienna-rna, non-free), or "not-installed"."""
+    if shutil.which("RNAPKplex") is None:
+        return NOT_INSTALLED
+    try:
+        out = subprocess.run(["RNAPKplex", "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return NOT_INSTALLED
+    return out.split()[-1] if out.split() else NOT_INSTALLED
+
+
+RNAPKPLEX = Program(
+    program="predictors.programs.rnapkplex_fold (RNAPKplex of Debian's vienna-rna, non-free)",
+    version=_rnapkplex_version(),
+    citation=join_citations(
+        VIENNA_CITE,
+        "Bernhart SH, Hofacker IL, Stadler PF. Local RNA base pairing probabilities in large sequences. "
+        "Bioinformatics 22:614-615 (2006)",
+        "Tafer H, Hofacker IL. RNAplex: a fast tool for RNA-RNA interaction search. Bioinformatics "
+        "24:2657-2663 (2008)",
+    ),
+    url=VIENNA_URL,
+    licence=VIENNA_LICENCE + " (Debian non-free)",
+    training_data=("turner2004-melting", "turner2004-structure-fit"),
+    module="rnapkplex_fold",
+)
+
+
+def rnapkplex_variants() -> tuple[PredictorSpec, ...]:
+    """RNAPKplex with its defaults (Turner 2004, pseudoknot initiation cost -8.10 kcal/mol)."""
+    return (
+        RNAPKPLEX.variant(
+            "RNAPKplex",
+            output_format="dot-bracket",
+            pseudoknots=True,
+            max_length=1000,
+            time_limit_s=600,
+            memory_limit_mb=4096,
+            description="MFE structure plus at most one pseudoknot interaction between two accessible "
+            "intervals (RNAplfold accessibility + RNAplex interaction energy), kept when it gains more than "
+            "the default initiation cost of 8.10 kcal/mol; Turner 2004 parameters of ViennaRNA 2.5.1.",
+        ),
     )

@@ -100,6 +100,7 @@ def test_wrappers_report_versions():
         ("vienna_fold", "ViennaRNA"),
         ("hotknots_fold", "hotknots"),
         ("seqfold_fold", "seqfold"),
+        ("contrafold_fold", "gpu-contrafold"),
     ):
         out = subprocess.run(
             [sys.executable, "-m", f"predictors.programs.{module}", "--version"],

@@ -150,3 +150,33 @@ def test_a_warm_process_gives_each_sequence_what_a_fresh_one_gives(cloverleaf):
     predict(other, mode="sfold")
     predict(other, mode="mea")
     assert [list(p) for p in predict(seq, mode="sfold")["pairs"]] == fresh
+
+
+@pytest.fixture(scope="module")
+def rnapkplex():
+    try:
+        return get_spec("RNAPKplex")
+    except KeyError:
+        pytest.skip("RNAPKplex is not installed (Debian vienna-rna, non-free; see install_predictors.sh)")
+
+
+@pytest.mark.skipif(not SandboxRunner.available(), reason="bubblewrap (bwrap) is not installed")
+def test_rnapkplex_energy_without_pseudoknot_is_turner2004s(rnapkplex, par_files, cloverleaf):
+    seq, _ = cloverleaf
+    result = run_prediction(rnapkplex, seq, runner=SandboxRunner())
+    assert result.status == "ok", (result.message, result.stderr_tail)
+    structure, energy = result.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert set(structure) <= set("().")  # no pseudoknot gains 8.1 kcal/mol in this tRNA
+    assert float(energy.strip(" ()")) == pytest.approx(
+        evaluate(par_files["turner2004"], seq, structure), abs=0.005
+    )
+
+
+@pytest.mark.skipif(not SandboxRunner.available(), reason="bubblewrap (bwrap) is not installed")
+def test_rnapkplex_pseudoknot_reaches_the_stored_structure(rnapkplex, rnastrand_archive):
+    from tests.support.strand_sequences import strand_sequences
+
+    seq = strand_sequences(rnastrand_archive)["RFA_00748"]  # 43 nt; RNAPKplex predicts a pseudoknot in it
+    result = run_prediction(rnapkplex, seq, runner=SandboxRunner())
+    assert result.status == "ok", (result.message, result.stderr_tail)
+    assert result.structure.is_pseudoknotted and not result.structure.has_multiplets
