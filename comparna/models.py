@@ -205,6 +205,3 @@ class RankingSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subset} {self.definition} @ {self.computed_at:%Y-%m-%d %H:%M}"
-
-
-from comparna.models_snapshots import DatasetSnapshot  # noqa: E402,F401

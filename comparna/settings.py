@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "comparna",
+    "comparna.snapshots",
     "predictors",
     "ingest",
 ]

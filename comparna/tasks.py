@@ -5,8 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from comparna.services.rankings import recompute_rankings
-from comparna.snapshot_tasks import build_snapshot_task, snapshot_if_changed_task  # noqa: F401 - registered
-from comparna.snapshots.service import make_snapshot_if_changed
+from comparna.snapshots.lifecycle import make_snapshot_if_changed
 from predictors.models import Prediction
 
 

@@ -26,7 +26,7 @@ urlpatterns = [
         name="method-comparison-csv",
     ),
     path("api/", include("comparna.api.urls")),
-    path("snapshots/", include("comparna.urls_snapshots")),
+    path("snapshots/", include("comparna.snapshots.urls")),
     path("", include("predictors.urls")),
     path("", include("ingest.urls")),
     path("admin/", admin.site.urls),

@@ -10,7 +10,7 @@ from django.urls import reverse
 from comparna.models import RankingSnapshot
 from comparna.services.rankings import rank_subset
 from comparna.services.scoring import score_prediction
-from comparna.snapshots.service import build_snapshot, make_snapshot_if_changed
+from comparna.snapshots.lifecycle import build_snapshot, make_snapshot_if_changed
 from ingest.models import ComparativeInput, FamilyAssignment, PdbEntry, PollRun
 from tests.factories import make_method_version, make_prediction, make_target
 

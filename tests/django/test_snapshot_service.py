@@ -14,21 +14,17 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
-from comparna.models_snapshots import DatasetSnapshot
 from comparna.rna.canonical import structure_from_text, structure_to_text
 from comparna.rna.formats import parse_dot_bracket, read_bpseq, read_ct, read_fasta, read_pair_json
 from comparna.rna.structure import Structure
 from comparna.services.rankings import recompute_rankings
 from comparna.services.scoring import score_prediction
-from comparna.snapshot_tasks import build_snapshot_task
 from comparna.snapshots.archive import iter_members, verify_archive
-from comparna.snapshots.service import (
-    SnapshotError,
-    database_is_empty,
-    import_snapshot,
-    make_snapshot_if_changed,
-    snapshot_path,
-)
+from comparna.snapshots.common import SnapshotError
+from comparna.snapshots.lifecycle import make_snapshot_if_changed, snapshot_path
+from comparna.snapshots.models import DatasetSnapshot
+from comparna.snapshots.restore import database_is_empty, import_snapshot
+from comparna.snapshots.tasks import build_snapshot_task
 from predictors.models import Method, MethodVersion, Prediction
 from tests.factories import make_dataset, make_method_version, make_prediction, make_target
 

@@ -14,8 +14,8 @@ from django.urls import include, path
 
 from comparna.models import Score
 from comparna.snapshots.archive import parse_manifest, verify_archive
-from comparna.snapshots.service import make_snapshot_if_changed, snapshot_path
-from comparna.views_snapshots import parse_range
+from comparna.snapshots.lifecycle import make_snapshot_if_changed, snapshot_path
+from comparna.snapshots.views import parse_range
 from tests.django.test_snapshot_service import build_scored_dataset
 
 # A tests-only URL configuration: the project's pages when they import, stand-ins for the names the base
@@ -36,7 +36,7 @@ except Exception:  # noqa: BLE001 - the project's views are being rewritten else
         path("about/", _stub, name="about"),
         path("admin/", admin.site.urls),
     ]
-urlpatterns.append(path("snapshots/", include("comparna.urls_snapshots")))
+urlpatterns.append(path("snapshots/", include("comparna.snapshots.urls")))
 
 URLS = "tests.django.test_snapshot_views"
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.db.models import Count
+from django.urls import reverse
 from django.utils import timezone
 
 from comparna.models import Dataset, Subset, Target
+from comparna.snapshots.models import DatasetSnapshot
 from predictors.models import Method
 
 
@@ -39,27 +41,13 @@ def dataset_overview() -> list[dict]:
 
 
 def dataset_downloads(dataset: Dataset) -> list[dict]:
-    """Download links of archived dataset snapshots (issue 8), when that feature and its rows exist."""
-    from django.urls import NoReverseMatch, reverse
-
-    related = getattr(dataset, "snapshots", None)
-    if related is None or not hasattr(related, "all"):
-        return []
+    """Download links of the dataset's archived snapshots (the done ones among the 20 newest)."""
     links = []
-    try:
-        for snap in related.all()[:20]:
-            if getattr(snap, "status", "done") != "done":
-                continue
-            number = getattr(snap, "number", None)
-            try:
-                url = reverse("snapshots:download", args=[dataset.slug, number])
-            except NoReverseMatch:
-                continue
-            created = getattr(snap, "created_at", None)
-            label = f"Snapshot {number}" + (f" ({created:%Y-%m-%d})" if created else "")
-            links.append({"label": label, "url": url})
-        if links:
-            links.append({"label": "All snapshots", "url": reverse("snapshots:list", args=[dataset.slug])})
-    except Exception:  # noqa: BLE001 - another feature's table or URLs may not exist yet; the page must render
-        return []
+    for snap in dataset.snapshots.all()[:20]:
+        if snap.status != DatasetSnapshot.Status.DONE:
+            continue
+        url = reverse("snapshots:download", args=[dataset.slug, snap.number])
+        links.append({"label": f"Snapshot {snap.number} ({snap.created_at:%Y-%m-%d})", "url": url})
+    if links:
+        links.append({"label": "All snapshots", "url": reverse("snapshots:list", args=[dataset.slug])})
     return links

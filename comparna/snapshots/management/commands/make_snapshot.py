@@ -17,13 +17,13 @@ from tqdm import tqdm
 
 from comparna.models import Dataset
 from comparna.snapshots.archive import ArchiveError
-from comparna.snapshots.service import (
+from comparna.snapshots.contents import dataset_state_hash
+from comparna.snapshots.export import write_snapshot_archive
+from comparna.snapshots.lifecycle import (
     build_snapshot,
     create_snapshot,
-    dataset_state_hash,
     make_snapshot_if_changed,
     snapshot_path,
-    write_snapshot_archive,
 )
 
 

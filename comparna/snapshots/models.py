@@ -1,4 +1,8 @@
-"""Dataset snapshots: numbered, dated, immutable archives of a dataset with its predictions and counts."""
+"""Dataset snapshots: numbered, dated, immutable archives of a dataset with its predictions and counts.
+
+The model belongs to the ``comparna`` app (``app_label``), so its table (``comparna_datasetsnapshot``) and
+migrations stay where they have always been; the ``comparna.snapshots`` app only gathers its code.
+"""
 
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ class DatasetSnapshot(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
+        app_label = "comparna"
         ordering = ["dataset", "-number"]
         constraints = [
             models.UniqueConstraint(fields=["dataset", "number"], name="datasetsnapshot_unique_number")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from django import template
 
+from comparna.snapshots.lifecycle import snapshot_for_ranking
+
 register = template.Library()
 
 
 @register.simple_tag
 def dataset_snapshot_of(ranking):
     """The dataset snapshot whose archive holds exactly the data ``ranking`` was computed on, or None."""
-    from comparna.snapshots.service import snapshot_for_ranking
-
     return snapshot_for_ranking(ranking) if ranking is not None else None

@@ -12,8 +12,9 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from comparna.models import Dataset, Subset
-from comparna.models_snapshots import DatasetSnapshot
-from comparna.snapshots.service import pair_csv_rows, snapshot_path
+from comparna.snapshots.lifecycle import snapshot_path
+from comparna.snapshots.models import DatasetSnapshot
+from comparna.snapshots.pairs import pair_csv_rows
 from predictors.models import Method
 
 CHUNK = 256 * 1024

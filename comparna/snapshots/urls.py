@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from comparna.views_snapshots import (
+from comparna.snapshots.views import (
     SnapshotDetailView,
     SnapshotDownloadView,
     SnapshotListView,

@@ -7,7 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from comparna.snapshots.service import SnapshotError, import_snapshot, reproduce_rankings
+from comparna.snapshots.common import SnapshotError
+from comparna.snapshots.restore import import_snapshot, reproduce_rankings
 
 
 class Command(BaseCommand):

@@ -1,0 +1,227 @@
+"""Loading a snapshot archive into an empty CompaRNA, and checking that its rankings are reproduced exactly.
+
+Each archive member is read by the reader its name matches (:data:`READERS`), with the columns declared in
+:mod:`comparna.snapshots.columns`; members are read in archive order, all in one transaction.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from django.db import transaction
+
+from comparna.models import Dataset, ReferenceStructure, Score, Subset, Target
+from comparna.rna.canonical import structure_to_text
+from comparna.rna.structure import Structure
+from comparna.services.rankings import rank_subset
+from comparna.snapshots import columns as C
+from comparna.snapshots.archive import iter_members, verify_archive
+from comparna.snapshots.common import FORMAT_NAME, FORMAT_VERSION, Progress, ProgressCounter, SnapshotError
+from predictors.models import Method, MethodVersion, Prediction
+
+BATCH = 2000
+
+
+def database_is_empty() -> bool:
+    return not any(m.objects.exists() for m in (Dataset, Target, Method, MethodVersion, Prediction))
+
+
+@dataclass
+class ImportResult:
+    dataset: Dataset
+    counts: dict[str, int] = field(default_factory=dict)
+    rankings: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class _Restore:
+    """What the readers have restored so far (rows later members refer to by name)."""
+
+    result: ImportResult | None = None
+    targets: dict[str, Target] = field(default_factory=dict)
+    versions: dict[str, MethodVersion] = field(default_factory=dict)
+    predictions: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def dataset(self) -> Dataset:
+        assert self.result is not None
+        return self.result.dataset
+
+    def count(self, key: str, n: int) -> None:
+        self.result.counts[key] = self.result.counts.get(key, 0) + n
+
+
+def _csv_rows(fh: IO[bytes]) -> Iterator[dict]:
+    return csv.DictReader(io.TextIOWrapper(fh, encoding="utf-8", newline=""))
+
+
+def _read_meta(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    meta = json.load(fh)
+    if meta.get("format") != FORMAT_NAME or meta.get("format_version") != FORMAT_VERSION:
+        raise SnapshotError(f"not a {FORMAT_NAME} v{FORMAT_VERSION} archive")
+    state.result = ImportResult(Dataset.objects.create(**C.restore(C.DATASET, meta["dataset"])))
+
+
+def _read_targets(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    records = json.load(fh)
+    rows = Target.objects.bulk_create(
+        [Target(dataset=state.dataset, **C.restore((*C.TARGET, *C.TARGET_JSON_ONLY), r)) for r in records],
+        batch_size=BATCH,
+    )
+    if any(t.pk is None for t in rows):  # backends without RETURNING
+        rows = list(Target.objects.filter(dataset=state.dataset))
+    state.targets = {t.source_id: t for t in rows}
+    state.count("targets", len(state.targets))
+
+
+def _read_subsets(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    through = Subset.targets.through
+    members = []
+    for s in json.load(fh):
+        subset = Subset.objects.create(dataset=state.dataset, **C.restore(C.SUBSET, s))
+        members += [through(subset_id=subset.pk, target_id=state.targets[sid].pk) for sid in s["targets"]]
+    through.objects.bulk_create(members, batch_size=BATCH)
+    state.count("subset_members", len(members))
+
+
+def _read_references(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    definition = name.split("/")[1]
+    refs = []
+    for line in io.TextIOWrapper(fh, encoding="utf-8"):
+        r = json.loads(line)
+        structure = Structure.from_pairs(r["length"], [tuple(p) for p in r["pairs"]])
+        if len(structure.pairs) != r["n_pairs"]:
+            raise SnapshotError(
+                f"{name}: {r['target']} lists {r['n_pairs']} pairs but has {len(structure.pairs)}"
+            )
+        refs.append(
+            ReferenceStructure(
+                target=state.targets[r["target"]],
+                definition=definition,
+                pairs=structure_to_text(structure),
+                **C.restore(C.REFERENCE, r),
+            )
+        )
+    ReferenceStructure.objects.bulk_create(refs, batch_size=BATCH)
+    state.count(f"references_{definition}", len(refs))
+
+
+def _read_methods(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    for m in json.load(fh):
+        method = Method.objects.create(**C.restore(C.METHOD, m))
+        state.versions[m["name"]] = MethodVersion.objects.create(
+            method=method, is_current=True, **C.restore(C.METHOD_VERSION, m)
+        )
+    state.count("methods", len(state.versions))
+
+
+def _read_predictions(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    rows = [
+        Prediction(
+            method_version=state.versions[r["method"]],
+            target=state.targets[r["target"]],
+            **C.restore(C.PREDICTION, r),
+        )
+        for r in _csv_rows(fh)
+    ]
+    Prediction.objects.bulk_create(rows, batch_size=BATCH)
+    for pk, method, target in Prediction.objects.filter(target__dataset=state.dataset).values_list(
+        "pk", "method_version__method__name", "target__source_id"
+    ):
+        state.predictions[(method, target)] = pk
+    state.count("predictions", len(rows))
+
+
+def _read_scores(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    rows = []
+    for r in _csv_rows(fh):
+        prediction_id = state.predictions[(r["method"], r["target"])]
+        rows.append(Score(prediction_id=prediction_id, **C.restore(C.SCORE, r)))
+        if len(rows) >= BATCH:
+            Score.objects.bulk_create(rows)
+            state.count("scores", len(rows))
+            rows = []
+    Score.objects.bulk_create(rows)
+    state.count("scores", len(rows))
+
+
+def _read_ranking(state: _Restore, name: str, fh: IO[bytes]) -> None:
+    state.result.rankings.append(json.load(fh))
+
+
+Reader = Callable[[_Restore, str, IO[bytes]], None]
+#: Archive member name -> its reader. Members before ``snapshot.json`` and members no reader matches (the
+#: convenience formats, README, MANIFEST) are skipped.
+READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
+    (re.compile(r"snapshot\.json"), _read_meta),
+    (re.compile(r"metadata/targets\.json"), _read_targets),
+    (re.compile(r"metadata/subsets\.json"), _read_subsets),
+    (re.compile(r"references/[^/]+/pairs\.jsonl"), _read_references),
+    (re.compile(r"predictions/methods\.json"), _read_methods),
+    (re.compile(r"predictions/predictions\.csv"), _read_predictions),
+    (re.compile(r"scores/counts\.csv"), _read_scores),
+    (re.compile(r"rankings/.*\.json"), _read_ranking),
+)
+
+
+def import_snapshot(*, path: Path, progress: Progress | None = None) -> ImportResult:
+    """Load a verified snapshot archive into an empty CompaRNA (all or nothing).
+
+    Creates the dataset, subsets, targets, references, methods with their versions, predictions and counts.
+    Rankings are not imported: they are returned (``result.rankings``) so that they can be recomputed from the
+    imported counts and compared (:func:`reproduce_rankings`).
+    """
+    report = verify_archive(path)
+    if not report.ok:
+        raise SnapshotError("archive failed verification: " + "; ".join(report.problems[:5]))
+    if not database_is_empty():
+        raise SnapshotError(
+            "this CompaRNA is not empty (it has datasets, targets, methods or predictions); "
+            "import_snapshot only loads into an empty database"
+        )
+    counter = ProgressCounter(progress, report.files)
+    state = _Restore()
+    with transaction.atomic():
+        for name, fh in iter_members(path):
+            counter.step("importing")
+            reader = next((read for pattern, read in READERS if pattern.fullmatch(name)), None)
+            if reader is not None and (state.result is not None or reader is _read_meta):
+                reader(state, name, fh)
+        if state.result is None:
+            raise SnapshotError("snapshot.json missing from the archive")
+    counter.finish()
+    return state.result
+
+
+def reproduce_rankings(*, dataset: Dataset, rankings: list[dict]) -> list[dict]:
+    """Rank each archived (subset, definition) again with its seed; compare with the archived report.
+
+    Returns one row per archived ranking: ``comparable`` (the archive holds exactly the data it was computed
+    on) and ``identical`` (the recomputed report equals the archived one, compared as canonical JSON).
+    """
+    out = []
+    for archived in rankings:
+        subset = Subset.objects.get(dataset=dataset, slug=archived["subset"])
+        snap, _ = rank_subset(subset=subset, definition=archived["definition"], seed=archived["seed"])
+        out.append(
+            {
+                "subset": archived["subset"],
+                "definition": archived["definition"],
+                "seed": archived["seed"],
+                "comparable": snap.inputs_hash == archived["inputs_hash"],
+                "identical": _canonical(snap.report) == _canonical(archived["report"]),
+                "ranking": snap.pk,
+            }
+        )
+    return out
+
+
+def _canonical(obj) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
