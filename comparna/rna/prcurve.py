@@ -11,12 +11,29 @@ non-linearly (Davis & Goadrich 2006, ICML): for x = 1 … TP_B − TP_A,
 ``recall = (TP_A + x)/P``, ``precision = (TP_A + x)/(TP_A + x + FP_A + x·(FP_B − FP_A)/(TP_B − TP_A))``;
 a step that adds only false positives (TP_B = TP_A) is a vertical drop to B. The curve starts at recall 0
 with the precision of the first point (the limit of the interpolation from the origin), or 0 if the highest
-threshold catches only false positives. AUC-PR is the trapezoid area under these interpolated points, never
-a straight line between the original PR points.
+threshold catches only false positives.
+
+AUC-PR is the exact area under the interpolated curve, with x continuous between the PR points: on a segment
+from A to B with ΔTP = TP_B − TP_A > 0 and ΔFP = FP_B − FP_A, precision is the rational function
+(TP_A + x)/(TP_A + FP_A + x·(ΔTP + ΔFP)/ΔTP) of x ∈ [0, ΔTP], and recall = (TP_A + x)/P, so the segment's
+area is, in closed form (see :func:`segment_areas`),
+
+    (1/P) · [ ΔTP²/(ΔTP + ΔFP) + k·ΔTP/(ΔTP + ΔFP)² · ln(1 + (ΔTP + ΔFP)/(TP_A + FP_A)) ],
+    k = TP_A·ΔFP − FP_A·ΔTP  (k = 0 on the first segment from the origin);
+
+vertical steps have no area. A trapezoid over the interpolated points would overestimate it (it was
+0.5576 instead of 0.5156 on SCIENCE.md's tie/missing vector); a straight line between the original points
+would give 0.7525. The interpolated points (one per true positive gained) are kept for plotting only.
+
+Precision convention on the PR plane (:data:`PRECISION_CONVENTION`): the curves and the binary points both
+use TP/(TP+FP) with every predicted non-reference pair a false positive — the classifier view of SCIENCE.md
+§7, whose random baseline is P/(P+N). The tables' PPV, TP/(TP+FP−ε), is CompaRNA's and differs from it by
+the compatible false positives ε.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -24,7 +41,15 @@ import numpy as np
 
 from comparna.rna.structure import Structure
 
-INTERPOLATION = "Davis-Goadrich non-linear interpolation; AUC = trapezoid rule over the interpolated points"
+INTERPOLATION = (
+    "Davis-Goadrich non-linear interpolation; AUC = exact integral of the interpolated curve "
+    "(closed form per segment)"
+)
+#: The one precision used on PR plots, for curves and binary points alike (stated on the pages).
+PRECISION_CONVENTION = (
+    "precision = TP/(TP+FP), every predicted non-reference pair counted as a false positive "
+    "(classifier over all candidate pairs i<j, baseline P/(P+N)); the tables' PPV = TP/(TP+FP-compatible)"
+)
 
 
 @dataclass(frozen=True)
@@ -116,9 +141,9 @@ class PRCurve:
         The PR points before interpolation: at each distinct score threshold (decreasing, ending with 0 when
         unreported pairs exist), the counts of pairs scoring at least the threshold.
     recall, precision : numpy.ndarray
-        The interpolated curve from recall 0 to 1.
+        The interpolated curve from recall 0 to 1, one point per true positive gained (for plotting).
     auc : float
-        Area under the interpolated curve.
+        Exact area under the interpolated curve (:func:`dg_auc`).
     baseline : float
         P/(P+N).
     interpolation : str
@@ -180,19 +205,75 @@ def interpolate(tp: np.ndarray, fp: np.ndarray, positives: int) -> tuple[np.ndar
     return np.concatenate([[0.0], recall]), np.concatenate([[start], precision])
 
 
+def segment_areas(tp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """Area under each Davis-Goadrich segment, in units of one true positive (divide by P for recall).
+
+    Parameters
+    ----------
+    tp, fp : numpy.ndarray
+        Cumulative counts at the PR points in threshold order (:func:`pr_points`); the first segment starts
+        at the origin (0, 0).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``∫_0^ΔTP (TP_A + x) / (TP_A + FP_A + x·(1 + ΔFP/ΔTP)) dx`` per segment (Davis & Goadrich 2006 with x
+        continuous); 0 for vertical steps (ΔTP = 0).
+
+    Notes
+    -----
+    Writing a = TP_A, b = TP_A + FP_A, c = 1 + ΔFP/ΔTP, the integrand is 1/c + (a − b/c)/(b + c·x), whose
+    integral over [0, ΔTP] is ΔTP/c + (a − b/c)/c · ln(1 + c·ΔTP/b). With c·ΔTP = ΔTP + ΔFP and
+    (a − b/c)/c = k·ΔTP/(ΔTP + ΔFP)², k = TP_A·ΔFP − FP_A·ΔTP, this is the closed form in the module
+    docstring; k is computed in integers. When b = 0 (the segment from the origin) a = 0 and k = 0: the
+    precision is constant and only ΔTP/c remains.
+    """
+    tp = np.asarray(tp, dtype=np.int64)
+    fp = np.asarray(fp, dtype=np.int64)
+    tp_a = np.concatenate([[0], tp[:-1]])
+    fp_a = np.concatenate([[0], fp[:-1]])
+    d_tp, d_fp = tp - tp_a, fp - fp_a
+    rising = d_tp > 0
+    if np.any(d_tp < 0) or np.any(d_fp < 0):
+        raise ValueError("PR points must be cumulative counts in threshold order")
+    width = np.where(rising, d_tp + d_fp, 1).astype(np.float64)
+    k = (tp_a * d_fp - fp_a * d_tp).astype(np.float64)
+    start = (tp_a + fp_a).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_term = np.where(start > 0, np.log1p(width / np.where(start > 0, start, 1.0)), 0.0)
+    area = d_tp * d_tp / width + k * d_tp / (width * width) * log_term
+    return np.where(rising, area, 0.0)
+
+
+def dg_auc(tp: np.ndarray, fp: np.ndarray, positives: int) -> float:
+    """Exact AUC-PR under the Davis-Goadrich interpolated curve through cumulative (TP, FP) points.
+
+    Parameters
+    ----------
+    tp, fp : numpy.ndarray
+        Cumulative counts in threshold order, ending at TP = ``positives`` for a full curve.
+    positives : int
+        P.
+    """
+    if positives <= 0:
+        raise ValueError("a PR curve needs at least one positive")
+    # math.fsum: the sum of many small segment areas stays exact to the last bit
+    return math.fsum(segment_areas(tp, fp).tolist()) / positives
+
+
 def pr_curve(inp: PRInput) -> PRCurve:
     """The interpolated PR curve and AUC-PR of one target or of a pooled set (:func:`pool`)."""
     thresholds, tp, fp = pr_points(inp)
     recall, precision = interpolate(tp, fp, inp.positives)
-    auc = float(np.sum(np.diff(recall) * (precision[1:] + precision[:-1]) / 2))
-    return PRCurve(thresholds, tp, fp, recall, precision, auc, inp.baseline)
+    return PRCurve(thresholds, tp, fp, recall, precision, dg_auc(tp, fp, inp.positives), inp.baseline)
 
 
 def pr_point(tp: int, fn: int, fp: int) -> tuple[float, float]:
     """(recall, precision) of a binary prediction, a single point on the PR plane.
 
-    Every predicted non-reference pair counts as a false positive here, as on the curves (compatible ones
-    included), so points and curves are comparable. Precision of an empty prediction is 0 by convention.
+    Same convention as the curves (:data:`PRECISION_CONVENTION`): every predicted non-reference pair is a
+    false positive, compatible ones included, so points and curves are comparable. This differs from the
+    tables' PPV = TP/(TP+FP−ε). Precision of an empty prediction is 0 by convention.
     """
     recall = tp / (tp + fn) if tp + fn else 0.0
     precision = tp / (tp + fp) if tp + fp else 0.0

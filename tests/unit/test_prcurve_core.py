@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 import pytest
+from scipy import integrate
 
 from comparna.rna.prcurve import PRInput, pool, pr_curve, pr_input, pr_point, pr_points
 from comparna.rna.structure import Structure
@@ -21,8 +22,10 @@ def test_hand_worked_davis_goadrich_segment():
     assert curve.tp.tolist() == [1, 3, 3] and curve.fp.tolist() == [0, 2, 7]
     np.testing.assert_allclose(curve.recall, [0, 1 / 3, 2 / 3, 1, 1])
     np.testing.assert_allclose(curve.precision, [1, 1, 2 / 3, 3 / 5, 3 / 10])
-    # trapezoids: 1/3 * 1 + 1/3 * (1 + 2/3)/2 + 1/3 * (2/3 + 3/5)/2 = 30/90 + 25/90 + 19/90
-    assert curve.auc == pytest.approx(74 / 90)
+    # exact area: 1/3 (precision 1 up to recall 1/3), then with x continuous on [0, 2]
+    # (1/3) * integral of (1 + x)/(1 + 2x) dx = (1/3) * [x/2 + ln(1 + 2x)/4] = (1/3) * (1 + ln(5)/4);
+    # the trapezoids over the interpolated points gave 74/90 = 0.8222 (too high).
+    assert curve.auc == pytest.approx(2 / 3 + np.log(5) / 12, rel=1e-14)
     assert curve.baseline == pytest.approx(0.3)
     assert "Davis-Goadrich" in curve.interpolation
 
@@ -32,7 +35,9 @@ def test_hand_worked_vertical_steps():
     curve = pr_curve(PRInput(np.array([0.9, 0.8, 0.5, 0.4]), np.array([1, 0, 0, 1], bool), 2, 10))
     np.testing.assert_allclose(curve.recall, [0, 0.5, 0.5, 0.5, 1, 1])
     np.testing.assert_allclose(curve.precision, [1, 1, 0.5, 1 / 3, 0.5, 0.2])
-    assert curve.auc == pytest.approx(0.5 + 0.5 * (1 / 3 + 0.5) / 2)
+    # 0.5 up to recall 1/2; from (TP, FP) = (1, 2) to (2, 2): (1/2) * integral_0^1 (1 + x)/(3 + x) dx
+    # = (1/2) * (1 - 2 ln(4/3)); the vertical steps have no area.
+    assert curve.auc == pytest.approx(0.5 + 0.5 * (1 - 2 * np.log(4 / 3)), rel=1e-14)
 
 
 def brute_force_points(reference: Structure, probabilities: dict) -> list[tuple[float, int, int]]:
@@ -117,3 +122,60 @@ def test_invalid_pairs_and_scores_are_rejected():
         pr_input(ref, {(1, 11): 0.5})
     with pytest.raises(ValueError, match="non-negative"):
         pr_input(ref, {(1, 10): -0.1})
+
+
+# --------------------------------------------------------------------------- exact AUC vs an independent one
+def independent_dg_auc(scores: list[float], labels: list[bool]) -> float:
+    """AUC-PR of the Davis-Goadrich curve by adaptive numerical integration (scipy's QUADPACK) of the
+    interpolated precision over recall, segment by segment, with PR points counted by brute force over every
+    candidate (unreported ones given as score 0)."""
+    positives = sum(labels)
+    points = [(0, 0)]
+    for threshold in sorted(set(scores), reverse=True):
+        points.append((sum(1 for s, y in zip(scores, labels, strict=True) if s >= threshold and y),
+                       sum(1 for s, y in zip(scores, labels, strict=True) if s >= threshold and not y)))
+    area = 0.0
+    for (tp_a, fp_a), (tp_b, fp_b) in itertools.pairwise(points):
+        if tp_b == tp_a:
+            continue  # vertical: no area
+
+        def precision(r, tp_a=tp_a, fp_a=fp_a, tp_b=tp_b, fp_b=fp_b):
+            x = r * positives - tp_a
+            return (tp_a + x) / (tp_a + x + fp_a + x * (fp_b - fp_a) / (tp_b - tp_a))
+
+        value, error = integrate.quad(precision, tp_a / positives, tp_b / positives, epsabs=1e-14,
+                                      epsrel=1e-13, limit=200)
+        assert error < 1e-12
+        area += value
+    return area
+
+
+def test_tie_and_missing_vector_of_science_md():
+    # 5 positives scored 1.0; 5 positives and 1000 negatives unreported (score 0).
+    curve = pr_curve(PRInput(np.ones(5), np.ones(5, bool), 10, 1010))
+    assert round(curve.auc, 4) == 0.5156
+    independent = independent_dg_auc([1.0] * 5 + [0.0] * 1005, [True] * 10 + [False] * 1000)
+    assert curve.auc == pytest.approx(independent, abs=1e-9)
+    # closed form: 1/2 + (1/10) * (25/1005 + 25000/1005**2 * ln(1 + 1005/5))
+    assert curve.auc == pytest.approx(0.5 + (25 / 1005 + 25000 / 1005**2 * np.log(202)) / 10, rel=1e-14)
+    assert "exact integral" in curve.interpolation
+
+
+def test_auc_equals_numerical_integration_on_random_vectors_with_ties():
+    rng = np.random.default_rng(14)
+    compared = tied = 0
+    for _ in range(1000):
+        candidates = int(rng.integers(2, 60))
+        labels = rng.random(candidates) < rng.uniform(0.05, 0.6)
+        if not labels.any():
+            labels[rng.integers(candidates)] = True
+        # scores on a coarse grid (ties), positives a little higher; some pairs unreported (score 0)
+        scores = np.round(rng.random(candidates) * 0.6 + 0.4 * labels * rng.random(candidates), 1)
+        scores[rng.random(candidates) < rng.uniform(0, 0.5)] = 0.0
+        reported = scores > 0
+        curve = pr_curve(PRInput(scores[reported], labels[reported], int(labels.sum()), candidates))
+        expected = independent_dg_auc(scores.tolist(), labels.tolist())
+        assert curve.auc == pytest.approx(expected, abs=1e-9), (scores, labels)
+        compared += 1
+        tied += np.unique(scores).size < candidates
+    assert compared == 1000 and tied > 900
