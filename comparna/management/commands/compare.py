@@ -8,7 +8,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from comparna.rna.formats import read_structure
-from comparna.rna.metrics import CONVENTION, count_pairs
+from comparna.rna.metrics import SlippedCounts, convention, count_pairs
 from comparna.rna.structure import Structure, StructureFormatError
 from comparna.rna.wl import wl_score
 
@@ -56,7 +56,12 @@ class Command(BaseCommand):
         parser.add_argument("--sequence", help="RNA sequence (optional when REF or PRED is BPSEQ/CT)")
         parser.add_argument("--reference", required=True, help="reference structure (dot-bracket or file)")
         parser.add_argument("--prediction", required=True, help="predicted structure (dot-bracket or file)")
-        parser.add_argument("--slip", action="store_true", help="slippage mode (Mathews et al. 1999)")
+        parser.add_argument(
+            "--slip",
+            action="store_true",
+            help="slippage mode (Mathews et al. 1999): sensitivity from reference pairs with a slipped match "
+            "(tp), PPV from predicted pairs with one (tp_predicted)",
+        )
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
     def handle(self, *args, **options):
@@ -91,6 +96,10 @@ class Command(BaseCommand):
         ref, pred = structures["reference"], structures["prediction"]
         counts = count_pairs(ref, pred, slip=options["slip"])
         result: dict[str, object] = counts.as_dict()
+        if isinstance(counts, SlippedCounts):
+            # both sides' true positives: tp (reference pairs matched, for sensitivity) and tp_predicted
+            # (predicted pairs matched, for PPV); they differ when one pair matches two of the other side
+            result["tp_predicted"] = counts.tp_predicted
         result.update(
             sensitivity=counts.sensitivity,
             ppv=counts.ppv,
@@ -99,14 +108,16 @@ class Command(BaseCommand):
             wl=wl_score(ref, pred),
             slip=options["slip"],
             length=len(sequence),
-            convention=CONVENTION,
+            convention=convention(slip=options["slip"]),
         )
         if options["json"]:
             self.stdout.write(json.dumps(result))
             return
         width = max(len(k) for k in COUNT_KEYS + SCORE_KEYS)
-        lines = [f"{k:<{width}}  {result[k]:>10}" for k in COUNT_KEYS]
+        keys = COUNT_KEYS + (("tp_predicted",) if "tp_predicted" in result else ())
+        width = max(width, *(len(k) for k in keys))
+        lines = [f"{k:<{width}}  {result[k]:>10}" for k in keys]
         lines += [f"{k:<{width}}  {result[k]:>10.4f}" for k in SCORE_KEYS]
         lines.append(f"{'slip':<{width}}  {'yes' if options['slip'] else 'no':>10}")
-        lines.append(f"convention: {CONVENTION}")
+        lines.append(f"convention: {result['convention']}")
         self.stdout.write("\n".join(lines))
