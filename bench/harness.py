@@ -191,6 +191,7 @@ class Bench:
         self.notes: list[str] = []
         self._machine: dict[str, Any] = {}
         self._wall = 0.0
+        self._inside = False
 
     # -- arguments
     def parse(self, argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -225,9 +226,11 @@ class Bench:
             saved = os.dup(1)
             os.dup2(2, 1)
         start = time.perf_counter()
+        self._inside = True
         try:
             yield self
         finally:
+            self._inside = False
             self._wall = time.perf_counter() - start
             self._machine["load_after"] = list(os.getloadavg())
             if saved is not None:
@@ -321,6 +324,8 @@ class Bench:
 
     def finish(self) -> int:
         """Print the report (text, or JSON with ``--json``); exit status 1 when a check failed."""
+        if self._inside:
+            raise RuntimeError("finish() inside measuring(): stdout is still pointed at stderr")
         if self.args is not None and self.args.json:
             print(json.dumps(self.report(), indent=1, allow_nan=False))
         else:
