@@ -7,6 +7,7 @@ WORKDIR /app
 COPY requirements.txt .
 RUN python3 -m venv /opt/venv && pip install --no-cache-dir -r requirements.txt
 COPY . .
-RUN DJANGO_SECRET_KEY=build python manage.py collectstatic --noinput -v 0
+# A throwaway data directory (and generated key) for the build step only.
+RUN COMPARNA_DATA_DIR=/tmp/build-data python manage.py collectstatic --noinput -v 0 && rm -rf /tmp/build-data
 EXPOSE 8000
 CMD ["gunicorn", "comparna.wsgi", "-b", "0.0.0.0:8000", "-w", "4"]

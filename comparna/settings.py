@@ -25,9 +25,50 @@ def _env_bool(name: str, default: bool) -> bool:
     return os.environ.get(name, str(default)).lower() in {"1", "true", "yes", "on"}
 
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "comparna-development-key-not-for-production")
 DEBUG = _env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,[::1],testserver").split(",")
+
+from comparna import secret_key as _secret_key  # noqa: E402
+
+if os.environ.get("DJANGO_SECRET_KEY"):
+    SECRET_KEY = os.environ["DJANGO_SECRET_KEY"]
+    _weak = _secret_key.weakness(SECRET_KEY)
+    if _weak and not DEBUG:
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            f"DJANGO_SECRET_KEY is not safe to use ({_weak}). Set a random value, e.g. "
+            "python3 -c 'import secrets; print(secrets.token_urlsafe(64))', or unset it to let the "
+            "embedded run generate one into the data directory."
+        )
+else:
+    # The embedded run: a random key of its own, kept in the (0700) data directory.
+    SECRET_KEY = _secret_key.load_or_create(DATA_DIR / "secret_key")
+
+# --- HTTP security ---------------------------------------------------------------------------------
+# Cookies are never readable by scripts; behind TLS (COMPARNA_TLS=1: a proxy terminates HTTPS and sets
+# X-Forwarded-Proto) they are Secure, plain HTTP is redirected and HSTS is sent.
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+BEHIND_TLS = _env_bool("COMPARNA_TLS", False)
+if BEHIND_TLS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("COMPARNA_HSTS_SECONDS", str(365 * 24 * 3600)))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("COMPARNA_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = _env_bool("COMPARNA_HSTS_PRELOAD", True)
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+# Content Security Policy (comparna.middleware): scripts only from our own static files (plotly.js, the
+# site's script, Swagger UI's), no inline or eval'd script. Inline styles stay allowed: plotly.js styles
+# the charts it draws through style attributes.
+CONTENT_SECURITY_POLICY = os.environ.get(
+    "COMPARNA_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -44,6 +85,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "comparna.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

@@ -1,6 +1,7 @@
 """The site in a real browser: Playwright drives Debian's headless Chromium against gunicorn on PostgreSQL.
 
-Every page of the navigation renders without console errors or failed requests, the ranking table sorts
+Every page of the navigation renders without console errors, failed requests or Content-Security-Policy
+violations (the pages, Plotly, Swagger UI and the admin satisfy the site's CSP), the ranking table sorts
 and filters in place, the Plotly charts draw, and screenshots of the main pages are saved under
 test-artifacts/screenshots/ (look at them).
 """
@@ -70,6 +71,12 @@ def browser():
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    # Every CSP violation of the page (blocked scripts, styles, eval, frames) is recorded.
+    context.add_init_script(
+        "window.__csp = [];\n"
+        "document.addEventListener('securitypolicyviolation', e => window.__csp.push(\n"
+        "    e.violatedDirective + ' ' + e.blockedURI + ' ' + e.sourceFile + ':' + e.lineNumber));"
+    )
     pg = context.new_page()
     pg.errors = []
     pg.on(
@@ -106,7 +113,9 @@ def visit(page, url: str, shot: str | None = None):
     if shot:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
-    assert page.errors == [], page.errors
+    assert "script-src 'self'" in response.headers.get("content-security-policy", ""), url
+    assert page.evaluate("window.__csp") == [], (url, page.evaluate("window.__csp"))
+    assert page.errors == [], (url, page.errors)
 
 
 def test_every_page_renders_without_console_errors(live_site, page):
@@ -218,3 +227,20 @@ def test_comparison_and_target_pictures(live_site, page):
     assert page.locator("figure.ref-extended svg path.extended").count() >= 1
     assert page.locator("a[href^='https://www.rcsb.org/structure/']").count() == 1
     assert page.errors == []
+
+
+def test_admin_pages_satisfy_the_content_security_policy(live_site, page):
+    base = live_site["url"]
+    live_site["stack"].manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User\n"
+        "User.objects.create_superuser('csp', password='pw-csp-test')",
+    )
+    visit(page, base + "/admin/login/", shot="admin-login")
+    page.fill("#id_username", "csp")
+    page.fill("#id_password", "pw-csp-test")
+    page.click("input[type=submit]")
+    page.wait_for_load_state("networkidle")
+    for path in ("/admin/", "/admin/predictors/method/register/", "/admin/predictors/prediction/"):
+        visit(page, base + path, shot="admin" + path.rstrip("/").replace("/", "-"))

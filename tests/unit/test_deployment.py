@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,14 +24,23 @@ def test_readme_starts_with_the_two_commands_and_ci_runs_the_test_one():
     assert re.search(r"^make test$", ci, re.M)
 
 
-def test_docker_compose_is_valid_and_has_the_deployment_services():
-    proc = subprocess.run(
+COMPOSE_SECRETS = {"DJANGO_SECRET_KEY": "k" * 40 + "0123456789abcdef", "POSTGRES_PASSWORD": "pw-0123456789"}
+
+
+def compose_config(env: dict[str, str]) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in COMPOSE_SECRETS}
+    return subprocess.run(
         ["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config"],
         capture_output=True,
         text=True,
         cwd=REPO,
         timeout=60,
+        env={**clean, **env},
     )
+
+
+def test_docker_compose_is_valid_and_has_the_deployment_services():
+    proc = compose_config(COMPOSE_SECRETS)
     assert proc.returncode == 0, proc.stderr
     import yaml
 
@@ -55,3 +66,95 @@ def test_docker_compose_is_valid_and_has_the_deployment_services():
 @pytest.mark.parametrize("script", ["scripts/install.sh", "scripts/run.sh", ".ci/run"])
 def test_scripts_are_valid_bash(script):
     assert subprocess.run(["bash", "-n", str(REPO / script)]).returncode == 0
+
+
+def test_docker_compose_has_no_default_secrets():
+    text = (REPO / "docker-compose.yml").read_text()
+    assert "change-me" not in text and "comparna:comparna@" not in text
+    for missing in COMPOSE_SECRETS:
+        proc = compose_config({k: v for k, v in COMPOSE_SECRETS.items() if k != missing})
+        assert proc.returncode != 0 and f"set {missing}" in proc.stderr, (missing, proc.stderr)
+
+
+def manage(*args: str, env: dict[str, str], data_dir: Path) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "COMPARNA_", "DATABASE_"))}
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**base, "COMPARNA_DATA_DIR": str(data_dir), **env},
+    )
+
+
+def test_check_deploy_is_clean_under_the_docker_compose_settings(tmp_path):
+    import yaml
+
+    config = yaml.safe_load(compose_config(COMPOSE_SECRETS).stdout)
+    env = {k: str(v) for k, v in config["services"]["web"]["environment"].items()}
+    env.pop("COMPARNA_DATA_DIR")  # /var/lib/comparna in the container; a temporary one here
+    proc = manage("check", "--deploy", "--fail-level", "WARNING", env=env, data_dir=tmp_path / "data")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "no issues" in proc.stdout
+    # The same check without TLS shows what the compose settings turn on.
+    env["COMPARNA_TLS"] = "0"
+    proc = manage("check", "--deploy", env=env, data_dir=tmp_path / "data")
+    for warning in ("W004", "W008", "W012", "W016"):
+        assert warning in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("key", ["change-me", "comparna-development-key-not-for-production", "short-key"])
+def test_weak_secret_keys_are_refused_without_debug(tmp_path, key):
+    proc = manage("check", env={"DJANGO_SECRET_KEY": key}, data_dir=tmp_path / "data")
+    assert proc.returncode != 0 and "DJANGO_SECRET_KEY is not safe to use" in proc.stderr
+    proc = manage("check", env={"DJANGO_SECRET_KEY": key, "DJANGO_DEBUG": "1"}, data_dir=tmp_path / "data")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_embedded_run_generates_its_key_into_the_private_data_dir(tmp_path):
+    data = tmp_path / "data"
+    show = ("shell", "-c", "from django.conf import settings; print(settings.SECRET_KEY)")
+    first = manage(*show, env={}, data_dir=data)
+    second = manage(*show, env={}, data_dir=data)
+    assert first.returncode == 0, first.stderr
+    key = first.stdout.split()[-1]
+    assert key == second.stdout.split()[-1] and len(key) >= 50
+    assert (data / "secret_key").read_text().strip() == key
+    assert (data / "secret_key").stat().st_mode & 0o777 == 0o600
+    assert data.stat().st_mode & 0o777 == 0o700
+    other = manage(*show, env={}, data_dir=tmp_path / "other")
+    assert other.stdout.split()[-1] != key  # never a shared default
+
+
+TLS_CLIENT = """
+from django.contrib.auth.models import User
+from django.test import Client
+User.objects.create_user("u", password="pw-for-the-test", is_staff=True)
+c = Client()
+plain = c.get("/")
+print("REDIRECT", plain.status_code, plain.headers.get("Location"))
+page = c.get("/admin/login/", secure=True)
+print("HSTS", page.headers.get("Strict-Transport-Security"))
+print("CSP", page.headers.get("Content-Security-Policy"))
+csrf = page.cookies["csrftoken"]
+print("CSRF", bool(csrf["secure"]), bool(csrf["httponly"]))
+c.post("/admin/login/?next=/admin/", {"username": "u", "password": "pw-for-the-test",
+       "csrfmiddlewaretoken": csrf.value}, secure=True)
+session = c.cookies["sessionid"]
+print("SESSION", bool(session["secure"]), bool(session["httponly"]))
+"""
+
+
+@pytest.mark.slow
+def test_behind_tls_cookies_are_secure_and_httponly_with_hsts(tmp_path):
+    data = tmp_path / "data"
+    env = {"COMPARNA_TLS": "1"}
+    assert manage("migrate", "--noinput", env=env, data_dir=data).returncode == 0
+    proc = manage("shell", "-c", TLS_CLIENT, env=env, data_dir=data)
+    assert proc.returncode == 0, proc.stderr
+    out = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    assert out["REDIRECT"].startswith("301 https://")
+    assert out["HSTS"].startswith("max-age=31536000") and "includeSubDomains" in out["HSTS"]
+    assert "script-src 'self';" in out["CSP"] and "frame-ancestors 'none'" in out["CSP"]
+    assert out["CSRF"] == "True True" and out["SESSION"] == "True True"
