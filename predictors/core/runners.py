@@ -43,7 +43,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -81,11 +81,12 @@ SANDBOX_GID = SANDBOX_UID
 JOB_MOUNT = "/job"
 #: Where the wrapper packages appear inside the sandbox and the container (the programs' PYTHONPATH).
 PROGRAM_ROOT = "/opt/comparna"
-#: The repository folders a sandboxed program may import: the wrappers and the pure core they use
+#: The repository folders (and single modules) a sandboxed program may import: the wrappers and the pure
+#: core they use
 #: (``tests/unit/test_sandbox_exposure.py`` checks that every first-party import of a wrapper is here).
 #: Parent packages are not exposed (their ``__init__`` would load Celery and settings): inside the
 #: sandbox ``comparna``, ``ingest`` and ``predictors`` are namespace packages.
-SANDBOX_PACKAGES = ("predictors/programs", "comparna/rna")
+SANDBOX_PACKAGES = ("predictors/programs", "comparna/rna", "predictors/core/venvs.py")
 #: What a program may see of the host's /etc: the dynamic linker's cache, the ``alternatives`` links of
 #: /usr/bin and the time zone. Users and groups are replaced by a two-line passwd/group of our own.
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf")
@@ -366,12 +367,14 @@ def _make_preexec(
 
 
 def _reap_namespace(info_r: int, deadline_s: float = 3.0) -> None:
-    """Kill the sandbox's pid-namespace init and wait until the namespace is empty.
+    """Kill the sandbox's pid-namespace init, wait until the namespace is empty, and reap the init.
 
     Killing a pid namespace's init makes the kernel kill every process in it, and the init only turns
     into a zombie once they are all gone. Without cgroups this is what guarantees that a fork bomb's
     processes are dead when the run returns. The pid is checked to still be a bubblewrap process of
-    ours before it is signalled (it could have been reaped and reused).
+    ours before it is signalled (it could have been reaped and reused). bubblewrap's monitor may exit
+    before that init: the init is then an orphan, re-parented to us (see :func:`_subreaper`), and reaped
+    here — otherwise it would be left to the host's init, which is not always one that reaps.
     """
     import json
 
@@ -386,16 +389,43 @@ def _reap_namespace(info_r: int, deadline_s: float = 3.0) -> None:
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
-            return
+            break
         comm = stat[stat.index("(") + 1 : stat.rindex(")")]
         state = stat[stat.rindex(")") + 2]
         if comm != "bwrap" or state in "ZX":
-            return
+            break
         if not signalled:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
             signalled = True
         time.sleep(0.005)
+    while time.monotonic() < end:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return  # not (or no longer) our child: reaped by bubblewrap's monitor
+        if done:
+            return
+        time.sleep(0.005)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+@contextlib.contextmanager
+def _subreaper() -> Iterator[None]:
+    """While running a sandbox, orphans of our descendants (bubblewrap's init) become our children."""
+    if _prctl is None:
+        yield
+        return
+    before = ctypes.c_int(0)
+    _prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(before), 0, 0, 0)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        _prctl(_PR_SET_CHILD_SUBREAPER, before.value, 0, 0, 0)
 
 
 def _read_tail(path: Path, nbytes: int) -> str:
@@ -562,6 +592,7 @@ class _ProcessRunner:
             with (
                 os.fdopen(os.open(stdout_path, private, 0o600), "wb") as out_f,
                 os.fdopen(os.open(stderr_path, private, 0o600), "wb") as err_f,
+                _subreaper() if self.uses_info_fd else contextlib.nullcontext(),
             ):
                 start = time.monotonic()
                 proc = subprocess.Popen(

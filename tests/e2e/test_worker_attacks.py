@@ -60,7 +60,7 @@ def by_method(db: str) -> dict[str, tuple]:
 def stack(tmp_path_factory):
     import json
 
-    secret_key = f"secret-key-{uuid.uuid4().hex}"
+    secret_key = f"secret-key-{uuid.uuid4().hex}{uuid.uuid4().hex}"
     secrets_dir = tmp_path_factory.mktemp("secrets")
     file_secret = f"root-only-{uuid.uuid4().hex}"
     secret_file = secrets_dir / "secret.txt"

@@ -47,19 +47,32 @@ def py(code: str, **kw) -> PredictorSpec:
     return spec("{python}", "-c", code, "{fasta}", **kw)
 
 
-def sandbox_processes() -> list[int]:
-    """Live (non-zombie) processes of the sandbox uid."""
+FORK_BOMB = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+
+
+def marked(code: str) -> tuple[str, str]:
+    """``code`` with a unique marker comment: its processes can be told apart from other runs' (other
+    tests or checkouts on the same machine run sandboxes as the same uid at the same time)."""
+    marker = f"marker{uuid.uuid4().hex}"
+    return f"# {marker}\n{code}", marker
+
+
+def sandbox_processes(marker: str) -> list[int]:
+    """Live (non-zombie) processes of the sandbox uid whose command line holds ``marker``."""
     out = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
             continue
         try:
             status = (d / "status").read_text()
+            cmdline = (d / "cmdline").read_bytes()
         except OSError:
             continue
         fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if fields.get("Uid", "").split()[:1] == [str(SANDBOX_UID)] and not fields["State"].strip().startswith(
-            "Z"
+        if (
+            fields.get("Uid", "").split()[:1] == [str(SANDBOX_UID) if os.getuid() == 0 else str(os.getuid())]
+            and not fields["State"].strip().startswith("Z")
+            and marker.encode() in cmdline
         ):
             out.append(int(d.name))
     return out
@@ -144,12 +157,12 @@ def test_local_runner_is_labelled_unsandboxed():
 
 # -- abuse ------------------------------------------------------------------------------------------------
 def test_infinite_loop_times_out(sandbox):
-    before = set(sandbox_processes())
+    code, marker = marked("while True: pass")
     start = time.monotonic()
-    result = run_prediction(py("while True: pass", time_limit_s=1), SEQ, runner=sandbox)
+    result = run_prediction(py(code, time_limit_s=1), SEQ, runner=sandbox)
     assert result.status == "timeout" and "1 s" in result.message
     assert time.monotonic() - start < 4
-    assert set(sandbox_processes()) - before == set()
+    assert sandbox_processes(marker) == []
 
 
 def test_memory_bomb_fails_without_hurting_the_worker(sandbox):
@@ -164,25 +177,23 @@ def test_memory_bomb_fails_without_hurting_the_worker(sandbox):
 
 
 def test_fork_bomb_is_contained(sandbox):
-    before = set(sandbox_processes())
-    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    code, marker = marked(FORK_BOMB)
     result = run_prediction(py(code, time_limit_s=1.5), SEQ, runner=sandbox)
     assert result.status in ("timeout", "failed"), result
     if "peak_processes" in result.resources:
         assert result.resources["peak_processes"] <= sandbox.max_processes
     # Every process of the bomb is gone when the run returns, and the machine can still fork.
-    assert set(sandbox_processes()) - before == set()
+    assert sandbox_processes(marker) == []
     assert run_prediction(spec("/bin/echo", HAIRPIN, "{sequence}"), SEQ, runner=sandbox).status == "ok"
 
 
 def test_fork_bomb_is_contained_without_cgroups():
     # The fallback path: RLIMIT_NPROC for the unprivileged uid plus the pid namespace's teardown.
     runner = SandboxRunner(use_cgroups=False)
-    before = set(sandbox_processes())
-    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass"
+    code, marker = marked(FORK_BOMB)
     result = run_prediction(py(code, time_limit_s=1), SEQ, runner=runner)
     assert result.status == "timeout" and result.limits["cgroup_pids_max"] is None
-    assert set(sandbox_processes()) - before == set()
+    assert sandbox_processes(marker) == []
 
 
 @pytest.fixture
