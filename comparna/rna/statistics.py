@@ -100,11 +100,20 @@ def bootstrap_ci_mean(
     resamples: int = RESAMPLES,
     confidence: float = CONFIDENCE,
     seed: int = 0,
+    clusters: Sequence[str] | None = None,
 ) -> ConfidenceInterval:
     """Bootstrap percentile CI of the mean (Efron 1979; Hajiaghayi et al. 2012).
 
-    The percentiles use numpy's default linear interpolation between order statistics.
+    The percentiles use numpy's default linear interpolation between order statistics. With ``clusters``
+    (one label per value, e.g. the Rfam family) whole clusters are resampled
+    (:func:`comparna.rna.clustered.cluster_bootstrap_ci_mean`).
     """
+    if clusters is not None:
+        from comparna.rna.clustered import cluster_bootstrap_ci_mean
+
+        return cluster_bootstrap_ci_mean(
+            values, clusters, resamples=resamples, confidence=confidence, seed=seed
+        )
     x = np.asarray(values, dtype=np.float64)
     means = bootstrap_means(x, resamples=resamples, seed=seed)
     tail = 100 * (1 - confidence) / 2
@@ -123,12 +132,18 @@ class TTest:
     mean_difference: float
 
 
-def paired_t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray) -> TTest:
+def paired_t_test(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, clusters: Sequence[str] | None = None
+) -> TTest:
     """Two-sided paired t-test of a − b (Student 1908; Xu et al. 2012); agrees with scipy.stats.ttest_rel.
 
     All differences zero gives t = NaN and p = NaN (as scipy); equal non-zero differences give t = ±inf and
-    p = 0.
+    p = 0. With ``clusters``, the cluster-robust test (:func:`comparna.rna.clustered.cluster_paired_t_test`).
     """
+    if clusters is not None:
+        from comparna.rna.clustered import cluster_paired_t_test
+
+        return cluster_paired_t_test(a, b, clusters)
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     n = d.size
     if n < 2:
@@ -174,12 +189,18 @@ def paired_bootstrap(
     resamples: int = RESAMPLES,
     confidence: float = CONFIDENCE,
     seed: int = 0,
+    clusters: Sequence[str] | None = None,
 ) -> PairedBootstrap:
     """Paired bootstrap: resample targets (the same ones for both methods) and recompute the mean difference.
 
     The two-sided p-value tests a zero mean difference by centring the bootstrap distribution at 0 (Efron &
-    Tibshirani 1993, §16.4).
+    Tibshirani 1993, §16.4). With ``clusters``, whole clusters are resampled
+    (:func:`comparna.rna.clustered.cluster_paired_bootstrap`).
     """
+    if clusters is not None:
+        from comparna.rna.clustered import cluster_paired_bootstrap
+
+        return cluster_paired_bootstrap(a, b, clusters, resamples=resamples, confidence=confidence, seed=seed)
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     means = bootstrap_means(d, resamples=resamples, seed=seed)
     tail = 100 * (1 - confidence) / 2
@@ -286,6 +307,10 @@ class PairedComparison:
         "different" (p < α), "equivalent" (not different and power > the target power: a difference of
         ``delta`` would have been found) or "inconclusive".
     delta, alpha : float
+    clusters : int or None
+        Number of clusters when the comparison was clustered, else None.
+    design_effect : float
+        Variance of the mean difference relative to independent targets (1 when not clustered).
     """
 
     n: int
@@ -298,6 +323,8 @@ class PairedComparison:
     verdict: str
     delta: float
     alpha: float
+    clusters: int | None = None
+    design_effect: float = 1.0
 
 
 def compare_paired(
@@ -310,6 +337,7 @@ def compare_paired(
     resamples: int = RESAMPLES,
     seed: int = 0,
     pvalue: float | None = None,
+    clusters: Sequence[str] | None = None,
 ) -> PairedComparison:
     """Compare two methods' per-target scores on the same RNAs (Xu et al. 2012).
 
@@ -322,14 +350,29 @@ def compare_paired(
         size and the "equivalent" verdict.
     pvalue : float, optional
         An adjusted p-value (Holm/BH across the matrix) to use for the verdict instead of the t-test's.
+    clusters : sequence of str, optional
+        One cluster label per target (Rfam family, else sequence cluster): the t-test is cluster-robust, the
+        bootstrap resamples clusters, and power and sample size use the cluster-robust variance of the mean
+        difference (V_d times the design effect, Kish 1965).
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    t = paired_t_test(a, b)
-    boot = paired_bootstrap(a, b, resamples=resamples, seed=seed)
+    t = paired_t_test(a, b, clusters=clusters)
+    boot = paired_bootstrap(a, b, resamples=resamples, seed=seed, clusters=clusters)
     v_d = float(np.var(a - b, ddof=1))
-    achieved = posterior_power(v_d, delta, a.size, alpha=alpha)
+    n_clusters, deff = None, 1.0
+    if clusters is not None:
+        from comparna.rna.clustered import cluster_codes, cluster_standard_error
+
+        codes = cluster_codes(clusters)
+        n_clusters = codes.count
+        se = cluster_standard_error(a - b, codes)
+        if v_d > 0 and np.isfinite(se):
+            deff = float(se * se * a.size / v_d)
+    achieved = posterior_power(v_d * deff, delta, a.size, alpha=alpha)
     needed = sample_size(v_d, delta, alpha=alpha, power=power)
+    if deff != 1.0:
+        needed = int(np.ceil(needed * deff))
     p = t.pvalue if pvalue is None else pvalue
     if not np.isnan(p) and p < alpha:
         verdict = "different"
@@ -339,7 +382,9 @@ def compare_paired(
         verdict = "inconclusive"
     rho = float(spearman_matrix(np.vstack([a, b]))[0, 1])
     further = max(0, needed - a.size)
-    return PairedComparison(a.size, t, boot, rho, achieved, needed, further, verdict, delta, alpha)
+    return PairedComparison(
+        a.size, t, boot, rho, achieved, needed, further, verdict, delta, alpha, n_clusters, deff
+    )
 
 
 # ------------------------------------------------------------------------------------- multiple testing
