@@ -110,13 +110,17 @@ class ReferenceStructure(models.Model):
         return f"{self.target} ({self.definition})"
 
 
-#: The stored counts of a prediction (SCIENCE.md §2) and the scores derived from them, in storage order.
-SCORE_COUNT_FIELDS = ("tp", "fn", "fp", "fp_inconsistent", "fp_contradicting", "fp_compatible", "tn")
-SCORE_FIELDS = (*SCORE_COUNT_FIELDS, "mcc", "sensitivity", "ppv", "f1", "wl")
+class ScoreQuerySet(models.QuerySet):
+    def current(self, *, active_only: bool = True) -> ScoreQuerySet:
+        """Scores of each method's current version, of active methods only unless ``active_only`` is False:
+        what rankings, pages and snapshots use."""
+        qs = self.filter(prediction__method_version__is_current=True)
+        return qs.filter(prediction__method_version__method__active=True) if active_only else qs
 
 
 class Score(models.Model):
-    """Counts of one prediction against one reference definition; every score derives from them."""
+    """Counts of one prediction against one reference definition, and every metric of the registry
+    (:data:`comparna.rna.metric_registry.METRICS`, one column each, in its order)."""
 
     prediction = models.ForeignKey("predictors.Prediction", on_delete=models.CASCADE, related_name="scores")
     definition = models.CharField(max_length=16, choices=PairDefinition.choices)
@@ -132,6 +136,8 @@ class Score(models.Model):
     ppv = models.FloatField()
     f1 = models.FloatField()
     wl = models.FloatField()
+
+    objects = ScoreQuerySet.as_manager()
 
     class Meta:
         constraints = [

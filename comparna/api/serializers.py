@@ -6,9 +6,10 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from comparna.models import SCORE_FIELDS, Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
+from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_bpseq, write_dot_bracket
+from comparna.rna.metric_registry import POOLED, STORED_FIELDS
 from comparna.rna.structure import StructureFormatError
 from predictors.models import Method, MethodVersion, Prediction
 
@@ -195,22 +196,29 @@ class ScoreSerializer(serializers.ModelSerializer):
             "target_source_id",
             "dataset",
             "definition",
-            *SCORE_FIELDS,
+            *STORED_FIELDS,
         ]
 
 
-class RankingRowSerializer(serializers.Serializer):
-    method = serializers.CharField()
-    rank = serializers.IntegerField()
-    wins = serializers.IntegerField()
-    losses = serializers.IntegerField()
-    draws = serializers.IntegerField()
-    unknown = serializers.IntegerField()
-    mcc = serializers.FloatField()
-    sensitivity = serializers.FloatField(required=False)
-    ppv = serializers.FloatField(required=False)
-    f1 = serializers.FloatField(required=False)
-    targets = serializers.IntegerField()
+#: One row of a ranking report: the engine's verdict counts, every poolable metric of the registry (the
+#: engine's own pooled MCC is always there), and the number of targets.
+RankingRowSerializer = type(
+    "RankingRowSerializer",
+    (serializers.Serializer,),
+    {
+        "method": serializers.CharField(),
+        "rank": serializers.IntegerField(),
+        "wins": serializers.IntegerField(),
+        "losses": serializers.IntegerField(),
+        "draws": serializers.IntegerField(),
+        "unknown": serializers.IntegerField(),
+        **{
+            m.name: serializers.FloatField(required=m.name == "mcc", help_text=f"{m.label}, pooled counts.")
+            for m in POOLED
+        },
+        "targets": serializers.IntegerField(),
+    },
+)
 
 
 class RobustnessRowSerializer(serializers.Serializer):

@@ -236,7 +236,7 @@ class ScoreViewSet(ReadOnly):
         if current not in ("true", "false"):
             raise ValidationError({"current": "expected true or false"})
         if current == "true":
-            qs = qs.filter(prediction__method_version__is_current=True)
+            qs = qs.current(active_only=False)
         if (v := self.q("dataset")) is not None:
             qs = qs.filter(prediction__target__dataset__slug=v)
         if (v := self.q("subset")) is not None:

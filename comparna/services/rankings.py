@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 
 from comparna.models import Dataset, RankingSnapshot, Score, Subset
 from comparna.rna import metrics
+from comparna.rna.metric_registry import POOLED, engine_counts, pooled_scores
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
 from comparna.rna.statistics import bootstrap_ci_mean
 
@@ -30,17 +31,13 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
         subset.targets.filter(references__definition=definition).values_list("pk", "references__n_pairs")
     )
     rows = (
-        Score.objects.filter(
-            definition=definition,
-            prediction__target__subsets=subset,
-            prediction__method_version__is_current=True,
-            prediction__method_version__method__active=True,
-        )
+        Score.objects.current()
+        .filter(definition=definition, prediction__target__subsets=subset)
         .values_list(
             "prediction__method_version__method__name",
             "prediction__method_version__fingerprint",
             "prediction__target_id",
-            *COUNT_FIELDS_DB,
+            *COUNT_FIELDS,
         )
         .order_by("prediction__method_version__method__name", "prediction__target_id")
     )
@@ -73,10 +70,6 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
     return table, identity
 
 
-# The engine's count columns (tp, fn, fp, fp_compatible, tn) as stored on Score.
-COUNT_FIELDS_DB = tuple(COUNT_FIELDS)
-
-
 def compute_report(table: CountsTable, identity: dict, *, seed: int) -> dict:
     """The engine's pairwise report, the robustness ranking over all targets, and pooled scores per method."""
     report = (
@@ -101,9 +94,9 @@ def compute_report(table: CountsTable, identity: dict, *, seed: int) -> dict:
     for row in report["methods"]:
         i = table.methods.index(row["method"])
         summed = table.counts[i][table.present[i]].sum(axis=0)
-        tp, fn, fp, eps, _ = (int(x) for x in summed)
-        sens, prec = metrics.sensitivity(tp, fn), metrics.ppv(tp, fp, eps)
-        row.update(sensitivity=sens, ppv=prec, f1=metrics.f1(sens, prec))
+        pooled = engine_counts(**{f: int(x) for f, x in zip(COUNT_FIELDS, summed, strict=True)})
+        # The engine reports the pooled MCC; every other poolable metric of the registry is added here.
+        row.update(pooled_scores(pooled, metrics=[m for m in POOLED if m.name not in row]))
         # Mean per-structure MCC with its 95 % bootstrap percentile CI (SCIENCE.md §6).
         own = table.counts[i][table.present[i]]
         per_target = metrics.mcc_from_arrays(*own.T) if len(own) else np.zeros(0)

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import transaction
 
-from comparna.models import SCORE_FIELDS, Dataset, ReferenceStructure, Score, Target
+from comparna.models import Dataset, ReferenceStructure, Score, Target
 from comparna.rna.canonical import structure_from_text
-from comparna.rna.metrics import COUNT_NAMES, convention
+from comparna.rna.metric_registry import COUNT_FIELDS, METRICS
+from comparna.rna.metric_registry import STORED_FIELDS as SCORE_FIELDS
+from comparna.rna.metrics import convention
 from comparna.rna.metrics_batch import score_texts
 from comparna.rna.structure import StructureFormatError
-from comparna.rna.wl import wl_score
 from predictors.models import Prediction
 
 #: Targets per transaction.
@@ -177,8 +178,13 @@ def _score_definition(
     counts = batch.counts.tolist()
     score_lists = {k: np.asarray(v).tolist() for k, v in scores.items()}
     for n, (p, t, text) in enumerate(good):
-        values = dict(zip(COUNT_NAMES, counts[n], strict=True))
-        values.update({k: score_lists[k][n] for k in ("mcc", "sensitivity", "ppv", "f1")})
-        values["wl"] = wl_score(structures[t], structure_from_text(lengths[t], text))
+        values = dict(zip(COUNT_FIELDS, counts[n], strict=True))
+        predicted = structure_from_text(lengths[t], text)
+        # Every metric of the registry: those from counts as the batch scorer computed them, the others here.
+        for m in METRICS:
+            if m.needs == "counts":
+                values[m.name] = score_lists[m.name][n]
+            else:
+                values[m.name] = m.of_structures(structures[t], predicted)
         out[(p, definition)] = values
     return out

@@ -6,8 +6,8 @@ from django.db import transaction
 
 from comparna.models import ReferenceStructure, Score
 from comparna.rna.canonical import structure_from_text
-from comparna.rna.metrics import count_pairs, score_counts
-from comparna.rna.wl import wl_score
+from comparna.rna.metric_registry import scores_of
+from comparna.rna.metrics import count_pairs
 from predictors.models import Prediction
 
 
@@ -29,24 +29,10 @@ def score_prediction(*, prediction: Prediction) -> list[Score]:
     for reference in target.references.all():
         ref = structure_from_text(target.length, reference.pairs)
         counts = count_pairs(ref, predicted)
-        scores = score_counts(counts)
         row, _ = Score.objects.update_or_create(
             prediction=prediction,
             definition=reference.definition,
-            defaults={
-                "tp": counts.tp,
-                "fn": counts.fn,
-                "fp": counts.fp,
-                "fp_inconsistent": counts.fp_inconsistent,
-                "fp_contradicting": counts.fp_contradicting,
-                "fp_compatible": counts.fp_compatible,
-                "tn": counts.tn,
-                "mcc": scores["mcc"],
-                "sensitivity": scores["sensitivity"],
-                "ppv": scores["ppv"],
-                "f1": scores["f1"],
-                "wl": wl_score(ref, predicted),
-            },
+            defaults={**counts.as_dict(), **scores_of(counts, ref, predicted)},
         )
         stored.append(row)
     return stored

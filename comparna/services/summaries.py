@@ -6,20 +6,19 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Sum
 
-from comparna.models import SCORE_COUNT_FIELDS as COUNT_FIELDS
 from comparna.models import Dataset, Score, Subset
-from comparna.rna.metrics import PairCounts, score_counts
+from comparna.rna.metric_registry import COUNT_FIELDS, ScoreAttributes, pooled_scores
+from comparna.rna.metrics import PairCounts
 
 
 @dataclass(frozen=True)
-class MethodSummary:
+class MethodSummary(ScoreAttributes):
+    """Pooled counts of one method over a subset, and every poolable metric of them (``summary.mcc``, ...)."""
+
     method: str
     n_targets: int
     counts: PairCounts
-    mcc: float
-    sensitivity: float
-    ppv: float
-    f1: float
+    scores: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -33,28 +32,20 @@ class SubsetSummary:
 def summarize_subset(*, subset: Subset, definition: str) -> SubsetSummary:
     """Pool the counts of each method's current version over the subset and score them (SCIENCE.md §2)."""
     rows = (
-        Score.objects.filter(
-            definition=definition,
-            prediction__target__subsets=subset,
-            prediction__method_version__is_current=True,
-            prediction__method_version__method__active=True,
-        )
+        Score.objects.current()
+        .filter(definition=definition, prediction__target__subsets=subset)
         .values("prediction__method_version__method__name")
         .annotate(n=Count("id"), **{f: Sum(f) for f in COUNT_FIELDS})
     )
     methods = []
     for row in rows:
         counts = PairCounts(**{f: int(row[f]) for f in COUNT_FIELDS})
-        s = score_counts(counts)
         methods.append(
             MethodSummary(
                 method=row["prediction__method_version__method__name"],
                 n_targets=row["n"],
                 counts=counts,
-                mcc=s["mcc"],
-                sensitivity=s["sensitivity"],
-                ppv=s["ppv"],
-                f1=s["f1"],
+                scores=pooled_scores(counts),
             )
         )
     methods.sort(key=lambda m: (-m.mcc, m.method))

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from comparna.models import SCORE_COUNT_FIELDS, SCORE_FIELDS
+from comparna.rna.metric_registry import COUNT_FIELDS, METRICS
 
 
 def _same(value: Any) -> Any:
@@ -146,10 +146,10 @@ PREDICTION = (
 # --- scores/counts.csv --------------------------------------------------------------------------------------
 #: Which prediction and definition a row of ``scores/counts.csv`` belongs to.
 SCORE_KEY = (Column("method"), Column("fingerprint"), Column("target"), Column("definition", "definition"))
-#: The stored counts and the scores derived from them (floats written so they read back exactly).
+#: The stored counts, then every metric of the registry (floats written so they read back exactly).
 SCORE_VALUES = (
-    *(Column(f, f, _same, int) for f in SCORE_COUNT_FIELDS),
-    *(Column(f, f, _float_repr, float) for f in SCORE_FIELDS if f not in SCORE_COUNT_FIELDS),
+    *(Column(f, f, _same, int) for f in COUNT_FIELDS),
+    *(Column(m.name, m.name, _float_repr, float) for m in METRICS),
 )
 SCORE = (*SCORE_KEY, *SCORE_VALUES)
 

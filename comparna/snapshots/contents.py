@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from django.apps import apps
 from django.db import connection
 
-from comparna.models import SCORE_COUNT_FIELDS, Dataset, ReferenceStructure, Score, Subset, Target
+from comparna.models import Dataset, ReferenceStructure, Score, Subset, Target
+from comparna.rna.metric_registry import COUNT_FIELDS
 from predictors.models import Prediction
 
 
@@ -68,7 +69,7 @@ def dataset_state_hash(dataset: Dataset) -> str:
     feed(
         Score.objects.filter(prediction__in=predictions)
         .order_by("pk")
-        .values_list("prediction_id", "definition", *SCORE_COUNT_FIELDS)
+        .values_list("prediction_id", "definition", *COUNT_FIELDS)
         .iterator(chunk_size=5000)
     )
     return h.hexdigest()

@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from comparna.models import Dataset, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_dot_bracket
+from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
 from comparna.rna.structure import StructureFormatError
 from predictors.models import Method
 
-#: Per method: the prediction's outcome, then these numbers of its score row.
-PAIR_NUMBERS = ("tp", "fn", "fp", "fp_compatible", "tn", "mcc")
+#: Per method: the prediction's outcome, then these numbers of its score row (what its MCC is made of).
+PAIR_NUMBERS = (*ENGINE_COUNTS, "mcc")
 PAIR_COLUMNS_PER_METHOD = ("status", "pairs", "dot_bracket", *PAIR_NUMBERS)
 
 

@@ -11,6 +11,7 @@ from django.core.cache import cache
 
 from comparna.models import Dataset, Score, Subset
 from comparna.rna import statistics
+from comparna.rna.metric_registry import COUNT_FIELDS, POOLED, ScoreAttributes
 from predictors.models import Method, Prediction
 
 CACHE_PREFIX = "comparna:pages:v1"
@@ -20,8 +21,8 @@ LENGTH_BINS: tuple[tuple[int, int | None, str], ...] = (
     (201, 800, "201–800 nt"),
     (801, None, "> 800 nt"),
 )
-COUNT_FIELDS = ("tp", "fn", "fp", "fp_inconsistent", "fp_contradicting", "fp_compatible", "tn")
-SCORE_FIELDS = ("mcc", "sensitivity", "ppv", "f1")
+#: The per-target metrics the pages show and pool: those the registry computes from counts.
+SCORE_FIELDS = tuple(m.name for m in POOLED)
 FAILED_STATES = (
     Prediction.Status.FAILED,
     Prediction.Status.TIMEOUT,
@@ -62,8 +63,8 @@ def ci_dict(values: Sequence[float], *, seed: int) -> dict | None:
 
 
 @dataclass(frozen=True)
-class TargetScore:
-    """One current-version score row with what the pages group by."""
+class TargetScore(ScoreAttributes):
+    """One current-version score row with what the pages group by; ``row.mcc`` etc. read ``row.scores``."""
 
     method: str
     target_id: int
@@ -71,10 +72,7 @@ class TargetScore:
     length: int
     rna_class: str
     counts: dict
-    mcc: float
-    sensitivity: float
-    ppv: float
-    f1: float
+    scores: dict[str, float]
 
 
 def current_scores(
@@ -85,11 +83,7 @@ def current_scores(
     methods: Iterable[str] | None = None,
 ) -> list[TargetScore]:
     """Scores of the current version of active methods under ``definition`` (in a subset or a dataset)."""
-    qs = Score.objects.filter(
-        definition=definition,
-        prediction__method_version__is_current=True,
-        prediction__method_version__method__active=True,
-    )
+    qs = Score.objects.current().filter(definition=definition)
     if subset is not None:
         qs = qs.filter(prediction__target__subsets=subset)
     if dataset is not None:
@@ -108,10 +102,8 @@ def current_scores(
     out = []
     for name, tid, sid, length, rna_class, *rest in rows:
         counts = dict(zip(COUNT_FIELDS, rest[: len(COUNT_FIELDS)], strict=True))
-        mcc, sens, ppv, f1 = rest[len(COUNT_FIELDS) :]
-        out.append(
-            TargetScore(name, tid, sid, length, rna_class or UNASSIGNED_FAMILY, counts, mcc, sens, ppv, f1)
-        )
+        scores = dict(zip(SCORE_FIELDS, rest[len(COUNT_FIELDS) :], strict=True))
+        out.append(TargetScore(name, tid, sid, length, rna_class or UNASSIGNED_FAMILY, counts, scores))
     return out
 
 

@@ -13,8 +13,10 @@ from django.conf import settings
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna import statistics
+from comparna.rna.metric_registry import pooled_scores
 from comparna.rna.metrics import PairCounts
 from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
+from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
 from comparna.services.pages.common import (
     COUNT_FIELDS,
     LENGTH_BINS,
@@ -64,18 +66,12 @@ def pair_test(*, subset: Subset, definition: str, a: str, b: str, seed: int) -> 
     names = sorted([a, b])
     targets = list(subset.targets.order_by("source_id").values_list("source_id", flat=True))
     t_ix = {sid: k for k, sid in enumerate(targets)}
-    counts = np.zeros((2, len(targets), 5), dtype=np.int64)
+    counts = np.zeros((2, len(targets), len(ENGINE_COUNTS)), dtype=np.int64)
     present = np.zeros((2, len(targets)), dtype=bool)
     for s in current_scores(definition=definition, subset=subset, methods=names):
         m = names.index(s.method)
         k = t_ix[s.source_id]
-        counts[m, k] = [
-            s.counts["tp"],
-            s.counts["fn"],
-            s.counts["fp"],
-            s.counts["fp_compatible"],
-            s.counts["tn"],
-        ]
+        counts[m, k] = [s.counts[f] for f in ENGINE_COUNTS]
         present[m, k] = True
     table = CountsTable(tuple(names), tuple(targets), counts, present)
     mcc_0, mcc_1, n = pair_replicate_mccs(table, 0, 1, seed)
@@ -129,12 +125,7 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
                     m.name,
                     m.pk,
                     pooled,
-                    {
-                        "mcc": pooled.mcc,
-                        "sensitivity": pooled.sensitivity,
-                        "ppv": pooled.ppv,
-                        "f1": pooled.f1,
-                    },
+                    pooled_scores(pooled),
                     ci_dict(mccs, seed=seed),
                 )
             )
