@@ -10,9 +10,10 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from comparna.models import SCORE_FIELDS, ReferenceStructure, Score
+from comparna.models import ReferenceStructure, Score
 from comparna.rna.canonical import structure_to_text
 from comparna.rna.formats import write_dot_bracket
+from comparna.rna.metric_registry import STORED_FIELDS
 from comparna.services.rescoring import rescore_dataset
 from comparna.services.scoring import score_prediction
 from predictors.models import Prediction
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.django_db
 
 
 def stored() -> dict:
-    return {(s.prediction_id, s.definition): tuple(getattr(s, f) for f in SCORE_FIELDS)
+    return {(s.prediction_id, s.definition): tuple(getattr(s, f) for f in STORED_FIELDS)
             for s in Score.objects.all()}
 
 
