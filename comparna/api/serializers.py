@@ -103,6 +103,26 @@ class ReferenceSerializer(serializers.ModelSerializer):
 class TargetSerializer(serializers.ModelSerializer):
     dataset = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     references = ReferenceSerializer(many=True, read_only=True)
+    inter_chain_pairs = serializers.SerializerMethodField(
+        help_text="PDB targets: pairs this chain makes with other strands (not part of the reference; "
+        "see single_chain_rule), null when not recorded."
+    )
+    incomplete_bases = serializers.SerializerMethodField(
+        help_text="PDB targets: residues whose base lacks ring atoms, so their pairs could not be annotated."
+    )
+    single_chain_rule = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField(), allow_null=True))
+    def get_inter_chain_pairs(self, obj: Target):
+        return (obj.provenance or {}).get("inter_chain_pairs")
+
+    @extend_schema_field(serializers.ListField(child=serializers.DictField(), allow_null=True))
+    def get_incomplete_bases(self, obj: Target):
+        return (obj.provenance or {}).get("incomplete_bases")
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_single_chain_rule(self, obj: Target) -> str | None:
+        return (obj.provenance or {}).get("single_chain_rule")
 
     class Meta:
         model = Target
@@ -120,6 +140,9 @@ class TargetSerializer(serializers.ModelSerializer):
             "release_date",
             "created_at",
             "references",
+            "inter_chain_pairs",
+            "incomplete_bases",
+            "single_chain_rule",
         ]
 
 

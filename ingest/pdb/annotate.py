@@ -15,7 +15,9 @@ Hoogsteen, Sugar). The adapter
   (every base-base pair, standard ones included; multiplets allowed), renumbered 1..L;
 * adds the pair-based exclusions: a chain whose standard pairs are all with other strands ("pairs only
   with other strands"), RNA paired with DNA, and a chain without any standard pair (not valid for
-  benchmarking).
+  benchmarking);
+* keeps the pairs a chain makes with other strands apart (:data:`SINGLE_CHAIN_RULE`), with both chains
+  named, and lists the residues whose bases lack ring atoms (their pairs cannot be annotated).
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ from pathlib import Path
 import gemmi
 
 from comparna.rna.structure import Structure
-from ingest.pdb.extract import DNA, RNA, AuthorNumber, ExtractedChain, ExtractedEntry, extract
+from ingest.pdb.extract import (
+    BASE_RING_ATOMS,
+    DNA,
+    RNA,
+    AuthorNumber,
+    ExtractedChain,
+    ExtractedEntry,
+    extract,
+)
 
 #: Canonical base combinations of the standard pair set (order-free).
 STANDARD_COMBINATIONS = frozenset({frozenset("AU"), frozenset("GC"), frozenset("GU")})
@@ -38,6 +48,16 @@ LW_CLASSES = frozenset(f"{ct}{e1}{e2}" for ct in "ct" for e1 in "WHS" for e2 in 
 REASON_OTHER_STRANDS = "pairs only with other strands"
 REASON_DNA_PARTNER = "paired with DNA"
 REASON_NO_STANDARD_PAIR = "no standard base pair"
+
+#: What a single-chain target keeps (shown in ``annotate --json``, the docs and on target pages).
+SINGLE_CHAIN_RULE = (
+    "A target is one chain. Its reference structure holds only the pairs between two residues of that "
+    "chain (standard: cWW A-U, G-C, G-U; extended: every base-base pair), because a single-sequence "
+    "prediction can only pair the chain with itself. Pairs with other strands are recorded with the "
+    "target (partner chain and residue, Leontis-Westhof class) but are not part of the reference: their "
+    "residues count as unpaired in scoring. A chain whose standard pairs are all with other strands, or "
+    "that pairs with DNA, is not a target."
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -73,12 +93,39 @@ class EntryPairs:
 
 
 @dataclass(frozen=True)
+class InterChainPair:
+    """A pair between residue ``i`` of this chain and a residue of another chain (class from this side)."""
+
+    chain: str
+    i: int
+    author: AuthorNumber
+    partner_chain: str
+    partner_i: int | None  # renumbered position in the partner chain (None: partner not a polymer chain)
+    partner_author: AuthorNumber
+    partner_parent: str
+    partner_kind: str
+    lw: str
+    standard: bool
+
+    def to_json(self) -> dict:
+        return {
+            "chain": self.chain, "i": self.i, "author": str(self.author),
+            "partner_chain": self.partner_chain, "partner_i": self.partner_i,
+            "partner_author": str(self.partner_author), "partner_parent": self.partner_parent,
+            "partner_kind": self.partner_kind, "lw": self.lw, "standard": self.standard,
+        }
+
+
+@dataclass(frozen=True)
 class AnnotatedChain:
     """The reference secondary structure of one chain, 1-based on the renumbered sequence.
 
     ``standard_pairs`` and ``extended_pairs`` are ``(i, j, lw)`` with i < j; ``inter_chain_pairs`` are the
     chain's extended pairs with residues of other chains as ``(i, other_chain, other_author, lw)`` with
-    the class read from this chain's side.
+    the class read from this chain's side (:data:`SINGLE_CHAIN_RULE`); ``inter_chain_details`` adds the
+    partner's renumbered position and parent base and whether the pair is standard.
+    ``incomplete_bases`` lists ``(i, author, comp_id, parent, missing ring atoms, models)`` of residues
+    whose pairs cannot be annotated (in the listed 1-based models).
     """
 
     chain: str
@@ -89,6 +136,8 @@ class AnnotatedChain:
     inter_chain_pairs: tuple[tuple[int, str, AuthorNumber, str], ...]
     exclusions: tuple[str, ...]
     modified: tuple[tuple[int, str], ...] = ()
+    inter_chain_details: tuple[InterChainPair, ...] = ()
+    incomplete_bases: tuple[tuple[int, AuthorNumber, str, str, tuple[str, ...], tuple[int, ...]], ...] = ()
 
     @property
     def length(self) -> int:
@@ -104,6 +153,18 @@ class AnnotatedChain:
     def extended_structure(self) -> Structure:
         return Structure.from_pairs(self.length, [(i, j) for i, j, _ in self.extended_pairs])
 
+    def inter_chain_json(self) -> list[dict]:
+        """This chain's pairs with other strands, both chains named (JSON, also stored with targets)."""
+        return [p.to_json() for p in self.inter_chain_details]
+
+    def incomplete_json(self) -> list[dict]:
+        """Residues whose base lacks ring atoms (JSON, also stored with targets)."""
+        return [
+            {"i": i, "author": str(author), "comp_id": comp, "parent": parent, "missing_atoms": list(missing),
+             "models": list(models)}
+            for i, author, comp, parent, missing, models in self.incomplete_bases
+        ]
+
     def to_json(self) -> dict:
         """The JSON shape of ``manage.py annotate --json`` for one chain."""
         return {
@@ -112,6 +173,8 @@ class AnnotatedChain:
             "author_numbers": [str(a) for a in self.author_numbers],
             "standard_pairs": [list(p) for p in self.standard_pairs],
             "extended_pairs": [list(p) for p in self.extended_pairs],
+            "inter_chain_pairs": self.inter_chain_json(),
+            "incomplete_bases": self.incomplete_json(),
             "excluded": self.excluded,
         }
 
@@ -129,8 +192,25 @@ class AnnotatedEntry:
                 return c
         raise KeyError(name)
 
+    def inter_chain_pairs(self) -> list[dict]:
+        """Every pair between two chains once, as ``{"chain1", "i1", "author1", "chain2", "i2", ...}``."""
+        out = []
+        for c in self.chains:
+            for p in c.inter_chain_details:
+                if (p.chain, p.i) < (p.partner_chain, p.partner_i if p.partner_i is not None else -1):
+                    out.append({
+                        "chain1": p.chain, "i1": p.i, "author1": str(p.author),
+                        "chain2": p.partner_chain, "i2": p.partner_i, "author2": str(p.partner_author),
+                        "lw": p.lw, "standard": p.standard,
+                    })
+        return out
+
     def to_json(self) -> dict:
-        return {"chains": [c.to_json() for c in self.chains]}
+        return {
+            "chains": [c.to_json() for c in self.chains],
+            "inter_chain_pairs": self.inter_chain_pairs(),
+            "single_chain_rule": SINGLE_CHAIN_RULE,
+        }
 
 
 _DSSR_EDGES = {"W": "W", "H": "H", "S": "S", "M": "H", "m": "S"}
@@ -254,10 +334,41 @@ def annotate_pairs(entry: ExtractedEntry, *, models: Sequence[int] | None = None
     return EntryPairs(pairs=pairs, models=tuple(indices), per_model=tuple(counts))
 
 
-def _annotate_chain(chain: ExtractedChain, pairs: Iterable[PairCall], kinds: dict) -> AnnotatedChain:
+def incomplete_bases(entry: ExtractedEntry, models: Sequence[int] | None = None) -> dict:
+    """Residues whose base lacks ring atoms in some model: ResidueId -> (missing atoms, 1-based models).
+
+    Model 1 comes from extraction (:attr:`ChainResidue.missing_base_atoms`); the other models are read
+    here, since a pair is kept only when found in every model.
+    """
+    indices = list(range(len(entry.structure))) if models is None else list(models)
+    wanted = {(c.chain, r.author): r for c in entry.chains for r in c.residues}
+    found: dict[ResidueId, tuple[set, list]] = {}
+    for index in indices:
+        for chain in entry.structure[index]:
+            for residue in chain:
+                r = wanted.get((chain.name, AuthorNumber(residue.seqid.num, residue.seqid.icode.strip())))
+                if r is None:
+                    continue
+                present = {atom.name for atom in residue}
+                missing = [a for a in BASE_RING_ATOMS.get(r.parent, ()) if a not in present]
+                if missing:
+                    atoms, where = found.setdefault(ResidueId(chain.name, r.author), (set(), []))
+                    atoms.update(missing)
+                    where.append(index + 1)
+    return found
+
+
+def _annotate_chain(
+    chain: ExtractedChain, pairs: Iterable[PairCall], kinds: dict, incomplete_all: dict | None = None
+) -> AnnotatedChain:
     index_of = {r.author: r.index for r in chain.residues}
     parent = {r.index: r.parent for r in chain.residues}
-    standard, extended, inter = [], [], []
+    standard, extended, inter, details = [], [], [], []
+    if incomplete_all is None:  # model 1 only
+        incomplete_all = {
+            ResidueId(chain.chain, r.author): (set(r.missing_base_atoms), [1]) for r in chain.incomplete_bases
+        }
+    incomplete_keys = {(k.chain, k.author) for k in incomplete_all}
     standard_inter = 0
     dna_partner = False
     for p in pairs:
@@ -272,8 +383,11 @@ def _annotate_chain(chain: ExtractedChain, pairs: Iterable[PairCall], kinds: dic
             me, other, lw = (p.first, p.second, p.lw) if mine_first else (p.second, p.first, reverse_lw(p.lw))
             i = index_of[me.author]
             inter.append((i, other.chain, other.author, lw))
-            other_parent, other_kind = kinds[other]
-            if is_standard(lw, parent[i], other_parent):
+            other_parent, other_kind, other_index = kinds[other]
+            standard_pair = is_standard(lw, parent[i], other_parent)
+            details.append(InterChainPair(chain.chain, i, me.author, other.chain, other_index, other.author,
+                                          other_parent, other_kind, lw, standard_pair))
+            if standard_pair:
                 standard_inter += 1
                 if other_kind == DNA:
                     dna_partner = True
@@ -281,8 +395,17 @@ def _annotate_chain(chain: ExtractedChain, pairs: Iterable[PairCall], kinds: dic
     if chain.kind == RNA:
         if dna_partner:
             exclusions.append(REASON_DNA_PARTNER)
+        incomplete = [r for r in chain.residues if (chain.chain, r.author) in incomplete_keys]
         if not standard and standard_inter:
             exclusions.append(REASON_OTHER_STRANDS)
+        elif not standard and incomplete:
+            # say why: the bases could not be judged, not that they do not pair
+            first = incomplete[0]
+            atoms = " ".join(sorted(incomplete_all[ResidueId(chain.chain, first.author)][0]))
+            exclusions.append(
+                f"{REASON_NO_STANDARD_PAIR} ({len(incomplete)} of {chain.length} bases lack ring atoms, e.g. "
+                f"{first.comp_id} {first.author} without {atoms}: their pairs cannot be annotated)"
+            )
         elif not standard:
             exclusions.append(REASON_NO_STANDARD_PAIR)
     return AnnotatedChain(
@@ -294,14 +417,28 @@ def _annotate_chain(chain: ExtractedChain, pairs: Iterable[PairCall], kinds: dic
         inter_chain_pairs=tuple(inter),
         exclusions=tuple(exclusions),
         modified=tuple((r.index, r.comp_id) for r in chain.modified),
+        inter_chain_details=tuple(details),
+        incomplete_bases=tuple(_incomplete_rows(chain, incomplete_all)),
     )
+
+
+def _incomplete_rows(chain: ExtractedChain, incomplete_all: dict):
+    for r in chain.residues:
+        found = incomplete_all.get(ResidueId(chain.chain, r.author))
+        if found is not None:
+            atoms, models = found
+            ordered = tuple(a for a in BASE_RING_ATOMS[r.parent] if a in atoms)
+            yield (r.index, r.author, r.comp_id, r.parent, ordered, tuple(models))
 
 
 def annotate_entry(entry: ExtractedEntry, *, models: Sequence[int] | None = None) -> AnnotatedEntry:
     """Annotate ``entry`` and split the pairs into per-chain standard/extended structures."""
     pairs = annotate_pairs(entry, models=models)
-    kinds = {ResidueId(c.chain, r.author): (r.parent, r.kind) for c in entry.chains for r in c.residues}
-    chains = tuple(_annotate_chain(c, pairs.pairs, kinds) for c in entry.chains)
+    kinds = {
+        ResidueId(c.chain, r.author): (r.parent, r.kind, r.index) for c in entry.chains for r in c.residues
+    }
+    missing = incomplete_bases(entry, models)
+    chains = tuple(_annotate_chain(c, pairs.pairs, kinds, missing) for c in entry.chains)
     return AnnotatedEntry(source=entry.source, model_count=entry.model_count, chains=chains, pairs=pairs)
 
 

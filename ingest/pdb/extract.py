@@ -54,6 +54,14 @@ _STANDARD = {
 }
 _NUCLEOTIDE_LETTERS = frozenset("ACGUT")
 
+#: Ring atoms of each parent base: the atoms base-pair annotation needs (the Watson-Crick, Hoogsteen and
+#: sugar edges are read off them). Exocyclic atoms are not required: modifications replace some of them
+#: (4-thiouridine's S4 for O4, 2-thiouridine's S2 for O2) without changing how the base pairs.
+PURINE_RING = ("N9", "C8", "N7", "C5", "C6", "N1", "C2", "N3", "C4")
+PYRIMIDINE_RING = ("N1", "C2", "N3", "C4", "C5", "C6")
+BASE_RING_ATOMS = {"A": PURINE_RING, "G": PURINE_RING, "C": PYRIMIDINE_RING, "U": PYRIMIDINE_RING,
+                   "T": PYRIMIDINE_RING}
+
 
 class StructureFileError(ValueError):
     """The file cannot be read as a PDB or mmCIF structure (missing, not gzip, malformed, no atoms)."""
@@ -86,6 +94,9 @@ class ChainResidue:
         One-letter parent nucleotide (A, C, G, U; T for DNA thymine; N when unknown).
     kind : str
         ``"RNA"``, ``"DNA"`` or ``"unknown"``.
+    missing_base_atoms : tuple of str
+        Ring atoms of the parent base (:data:`BASE_RING_ATOMS`) absent from the file: the base's pairs
+        cannot be annotated (reported, never silently unpaired).
     """
 
     index: int
@@ -93,6 +104,7 @@ class ChainResidue:
     comp_id: str
     parent: str
     kind: str
+    missing_base_atoms: tuple[str, ...] = ()
 
     @property
     def is_modified(self) -> bool:
@@ -146,6 +158,11 @@ class ExtractedChain:
     @property
     def modified(self) -> tuple[ChainResidue, ...]:
         return tuple(r for r in self.residues if r.is_modified)
+
+    @property
+    def incomplete_bases(self) -> tuple[ChainResidue, ...]:
+        """Residues whose base lacks ring atoms (their pairs cannot be annotated)."""
+        return tuple(r for r in self.residues if r.missing_base_atoms)
 
     @property
     def excluded(self) -> str | None:
@@ -387,7 +404,9 @@ def _extract_chain(chain: gemmi.Chain, tables: _Tables) -> ExtractedChain | None
         letter, kind = _resolve(residue, tables)
         icode = residue.seqid.icode.strip()
         author = AuthorNumber(residue.seqid.num, icode)
-        residues.append(ChainResidue(index, author, residue.name, letter, kind))
+        present = {atom.name for atom in residue}
+        missing = tuple(a for a in BASE_RING_ATOMS.get(letter, ()) if a not in present)
+        residues.append(ChainResidue(index, author, residue.name, letter, kind, missing))
     breaks = []
     for index, (first, second) in enumerate(zip(polymer, polymer[1:], strict=False), start=1):
         distance = o3p_distance(first, second)

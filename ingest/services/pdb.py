@@ -16,6 +16,7 @@ from comparna.models import Dataset, PairDefinition, ReferenceStructure, Subset,
 from comparna.rna.canonical import structure_to_text
 from comparna.rna.redundancy import find_similar, remove_redundant
 from ingest.models import PdbChain, PdbEntry, PollRun
+from ingest.pdb.annotate import SINGLE_CHAIN_RULE
 from ingest.pdb.pipeline import EntryOutcome, fetch_and_annotate
 from ingest.pdb.rcsb import RcsbClient, SearchFailed
 from ingest.pdb.windows import release_weeks
@@ -227,6 +228,10 @@ def store_pdb_target(*, dataset, subsets, entry, chain, release_day) -> Target:
             "author_numbers": [str(a) for a in chain.author_numbers],
             "modified": [list(m) for m in chain.modified],
             "annotator": "RNApolis annotator (Leontis-Westhof classes), pairs present in all models",
+            # pairs with other strands are recorded, not part of the reference (SINGLE_CHAIN_RULE)
+            "inter_chain_pairs": chain.inter_chain_json(),
+            "incomplete_bases": chain.incomplete_json(),
+            "single_chain_rule": SINGLE_CHAIN_RULE,
         },
     )
     subsets["all"].targets.add(target)

@@ -6,6 +6,7 @@ import datetime as dt
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from comparna.models import Target
 from ingest.models import PdbChain, PdbEntry, PollRun
@@ -95,6 +96,17 @@ def test_backfill_then_weekly_poll_records_every_outcome(
     std, ext = gid.references.get(definition="standard"), gid.references.get(definition="extended")
     assert 0 < std.n_pairs <= ext.n_pairs
     assert all(c[2] == "cWW" for c in std.classes)
+    # the pairs chain A makes with chain B are recorded with the target, not in its reference
+    other = gid.provenance["inter_chain_pairs"]
+    assert len(other) == 5 and {(p["chain"], p["partner_chain"]) for p in other} == {("A", "B")}
+    assert all(1 <= p["partner_i"] <= 158 and p["lw"] for p in other)
+    assert "only the pairs between two residues of that chain" in gid.provenance["single_chain_rule"]
+    assert gid.provenance["incomplete_bases"] == []
+    page = Client().get(f"/targets/{gid.pk}/").content.decode()
+    assert 'id="inter-chain-pairs"' in page and page.count("<td>B</td>") == 5
+    assert "every base has all its ring atoms" in page and "Its reference structure holds only" in page
+    api = Client().get(f"/api/targets/{gid.pk}/").json()
+    assert api["inter_chain_pairs"] == other and api["incomplete_bases"] == [] and api["single_chain_rule"]
     assert set(gid.subsets.values_list("slug", flat=True)) >= {"all"}
     assert Target.objects.get(source_id="8BTK_B7").release_date == WED + dt.timedelta(7)
 

@@ -257,3 +257,53 @@ def test_rna_paired_with_dna_is_excluded(mmcif_dir, tmp_path):
     entry = annotate_file(path)
     assert REASON_DNA_PARTNER in entry.chain("A").excluded
     assert "DNA chain" in entry.chain("B").excluded
+
+
+# -- pairs with other strands and bases that cannot be annotated -----------------------------------------
+
+
+def test_kept_chain_records_its_pairs_with_the_other_strand(annotated):
+    # P4-P6 crystal dimer: both chains are targets, each with intra-chain pairs and 5 pairs with the other
+    entry = annotated("1gid.cif.gz")
+    a, b = entry.chain("A"), entry.chain("B")
+    assert a.excluded is None and b.excluded is None and len(a.standard_pairs) > 40
+    assert len(a.inter_chain_details) == len(b.inter_chain_details) == 5
+    for p in a.inter_chain_details:
+        assert p.chain == "A" and p.partner_chain == "B" and p.partner_kind == "RNA"
+        assert b.author_numbers[p.partner_i - 1] == p.partner_author  # partner position renumbered in B
+        assert a.author_numbers[p.i - 1] == p.author
+    # seen from B: the same pairs with the class reversed
+    from_a = {(p.i, p.partner_i, p.lw) for p in a.inter_chain_details}
+    from_b = {(p.partner_i, p.i, reverse_lw(p.lw)) for p in b.inter_chain_details}
+    assert from_a == from_b
+    data = entry.to_json()
+    assert len(data["inter_chain_pairs"]) == 5  # each pair once, both chains named
+    assert {(x["chain1"], x["chain2"]) for x in data["inter_chain_pairs"]} == {("A", "B")}
+    assert "only the pairs between two residues of that chain" in data["single_chain_rule"]
+    (chain_a,) = [c for c in data["chains"] if c["chain"] == "A"]
+    assert {(x["i"], x["partner_chain"], x["partner_i"], x["lw"]) for x in chain_a["inter_chain_pairs"]} == {
+        (p.i, "B", p.partner_i, p.lw) for p in a.inter_chain_details}
+
+
+def test_bases_without_ring_atoms_are_reported_not_silently_unpaired(annotated):
+    stripped = annotated("1E7K_1_C_modified.cif").chain("C")  # N1 removed from all 17 residues
+    assert len(stripped.incomplete_bases) == 17
+    assert all(missing == ("N1",) and models == (1,) for *_, missing, models in stripped.incomplete_bases)
+    rows = stripped.incomplete_json()
+    assert rows[0] == {"i": 1, "author": "26", "comp_id": "G", "parent": "G", "missing_atoms": ["N1"],
+                       "models": [1]}
+    assert "17 of 17 bases lack ring atoms" in stripped.excluded and "without N1" in stripped.excluded
+    assert annotated("1E7K_1_C.cif").chain("C").incomplete_bases == ()
+
+
+def test_base_missing_in_a_later_model_is_reported(mmcif_dir, tmp_path):
+    structure = gemmi.read_structure(str(mmcif_dir / "1A1T_1_B.cif"))
+    structure.setup_entities()
+    structure.add_model(structure[0].clone())
+    structure.renumber_models()
+    for name in ["N1", "C2", "N3"]:
+        structure[1]["B"][0].remove_atom(name, "*")
+    path = tmp_path / "two_models.cif"
+    structure.make_mmcif_document().write_file(str(path))
+    chain = annotate_file(path).chain("B")
+    assert [(row[0], row[4], row[5]) for row in chain.incomplete_bases] == [(1, ("N1", "C2", "N3"), (2,))]

@@ -32,8 +32,11 @@ def test_json_output_shape_and_content(mmcif_dir):
     call_command("annotate", str(mmcif_dir / "1A1T_1_B.cif"), "--json", stdout=out)
     data = json.loads(out.getvalue())
     (chain,) = data["chains"]
-    keys = {"chain", "sequence", "author_numbers", "standard_pairs", "extended_pairs", "excluded"}
+    keys = {"chain", "sequence", "author_numbers", "standard_pairs", "extended_pairs", "inter_chain_pairs",
+            "incomplete_bases", "excluded"}
     assert set(chain) == keys
+    assert set(data) == {"chains", "inter_chain_pairs", "single_chain_rule"}
+    assert chain["inter_chain_pairs"] == [] and chain["incomplete_bases"] == []
     assert chain["chain"] == "B" and chain["sequence"] == "GGACUAGCGGAGGCUAGUCC"
     assert chain["author_numbers"] == [str(n) for n in range(201, 221)]
     assert all(lw == "cWW" for _, _, lw in chain["standard_pairs"])

@@ -112,4 +112,26 @@ def target_context(target: Target) -> dict:
             )
             entry["dot_bracket"] = dot_bracket_or_none(target.length, p.pairs)
         predictions.append(entry)
-    return {"references": references, "predictions": predictions, "main_definition": main_def}
+    return {
+        "references": references,
+        "predictions": predictions,
+        "main_definition": main_def,
+        **annotation_notes(target),
+    }
+
+
+def annotation_notes(target: Target) -> dict:
+    """What the 3D annotation of a PDB chain recorded beside its reference: pairs with other strands (not
+    part of the reference, by the single-chain rule) and bases whose ring atoms are missing."""
+    provenance = target.provenance or {}
+    if not target.pdb_id:
+        return {"annotation": None}
+    recorded = "inter_chain_pairs" in provenance
+    return {
+        "annotation": {
+            "recorded": recorded,
+            "rule": provenance.get("single_chain_rule", ""),
+            "other_strands": provenance.get("inter_chain_pairs", []),
+            "incomplete_bases": provenance.get("incomplete_bases", []),
+        }
+    }

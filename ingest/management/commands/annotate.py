@@ -1,8 +1,9 @@
 """``python manage.py annotate PATH [--json]``: chains and base pairs of one PDB/mmCIF file.
 
 Prints, for every nucleic-acid chain of the first model, the chain id, the renumbered sequence, the
-standard and extended base pairs (1-based, Leontis-Westhof class), the map to author numbering and the
-exclusion reason, as computed by :mod:`ingest.pdb.extract` and :mod:`ingest.pdb.annotate`.
+standard and extended base pairs (1-based, Leontis-Westhof class), the pairs with other chains (both chains
+named), the residues whose bases lack ring atoms, the map to author numbering and the exclusion reason, as
+computed by :mod:`ingest.pdb.extract` and :mod:`ingest.pdb.annotate`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from comparna.rna.structure import Structure
-from ingest.pdb.annotate import AnnotatedChain, annotate_file
+from ingest.pdb.annotate import SINGLE_CHAIN_RULE, AnnotatedChain, annotate_file
 from ingest.pdb.extract import StructureFileError
 
 
@@ -51,6 +52,7 @@ class Command(BaseCommand):
         if not entry.chains:
             self.stdout.write(f"{path}: no nucleic-acid chains")
             return
+        self.stdout.write(f"rule: {SINGLE_CHAIN_RULE}")
         self.stdout.write(f"{path}: {entry.model_count} model(s), {len(entry.chains)} nucleic-acid chain(s)")
         for chain in entry.chains:
             status = f"EXCLUDED: {chain.excluded}" if chain.excluded else "target"
@@ -62,8 +64,18 @@ class Command(BaseCommand):
                 self.stdout.write(f"  standard (dbn)  {dot_bracket}")
             for label, pairs in (("standard", chain.standard_pairs), ("extended", chain.extended_pairs)):
                 self.stdout.write(f"  {label} pairs  ({len(pairs)}) {_pairs_text(pairs)}")
-            if chain.inter_chain_pairs:
-                inter = " ".join(f"{i}-{c}.{a}:{lw}" for i, c, a, lw in chain.inter_chain_pairs)
-                self.stdout.write(f"  with other chains ({len(chain.inter_chain_pairs)}) {inter}")
+            if chain.inter_chain_details:
+                inter = " ".join(
+                    f"{p.i}-{p.partner_chain}.{p.partner_i}({p.partner_author}):{p.lw}"
+                    for p in chain.inter_chain_details
+                )
+                self.stdout.write(f"  with other chains ({len(chain.inter_chain_details)}) {inter}")
+            if chain.incomplete_bases:
+                missing = " ".join(
+                    f"{i}({comp} {author}: no {','.join(atoms)})"
+                    for i, author, comp, _, atoms, _ in chain.incomplete_bases
+                )
+                count = len(chain.incomplete_bases)
+                self.stdout.write(f"  bases lacking ring atoms, not annotated ({count}) {missing}")
             numbers = " ".join(f"{k}={a}" for k, a in enumerate(chain.author_numbers, start=1))
             self.stdout.write(f"  author numbers  {numbers}")
