@@ -185,7 +185,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         (_queue_dir / _folder).mkdir(parents=True, exist_ok=True)
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_DEFAULT_QUEUE = "default"
-CELERY_TASK_ROUTES = {"predictors.tasks.run_prediction_task": {"queue": "predict"}}
+CELERY_TASK_ROUTES = {
+    "predictors.tasks.run_prediction_task": {"queue": "predict"},
+    "predictors.tasks.run_test_task": {"queue": "testrun"},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -215,6 +218,10 @@ LOGGING = {
 from comparna.scheduled import collect_schedules  # noqa: E402
 
 CELERY_BEAT_SCHEDULE = collect_schedules()
+# Admin test runs (queue "testrun", consumed by the predict workers): wall-clock cap and when a test run
+# that no worker finished is shown as lost.
+TEST_RUN_TIME_LIMIT_S = min(float(os.environ.get("COMPARNA_TEST_RUN_LIMIT_S", "60")), 600.0)
+TEST_RUN_EXPIRE_S = float(os.environ.get("COMPARNA_TEST_RUN_EXPIRE_S", "900"))
 # Queued predictions older than this are sent to the broker again (a lost message after a broker restart).
 PREDICTION_RESEND_AFTER_S = float(os.environ.get("COMPARNA_RESEND_AFTER_S", str(6 * 3600)))
 

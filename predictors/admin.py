@@ -1,8 +1,9 @@
 """Admin for methods, their versions and predictions, and the registration of new predictors.
 
 "Add method" opens the registration form (:class:`predictors.forms.PredictorForm`): the spec is validated,
-test-run on a short real sequence through the workers' runner, and can be saved only after a successful
-test run of exactly that spec. Saving an active method queues it on every target of the static benchmark
+test-run on a short real sequence by a worker (:mod:`predictors.trials`; the page polls for the result, so
+the web server never waits for the program), and can be saved only after a successful test run of exactly
+that spec. Saving an active method queues it on every target of the static benchmark
 (new PDB targets are queued for every active method by the weekly poll). Editing the command or version
 makes a new method version (:func:`predictors.services.register_spec`, by fingerprint), so old and new
 predictions are never mixed.
@@ -10,19 +11,19 @@ predictions are never mixed.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 
-from predictors.forms import TEST_RUN_TIME_LIMIT_S, PredictorForm, spec_token, token_matches
-from predictors.models import Method, MethodVersion, Prediction
+from predictors.forms import PredictorForm, spec_token, token_matches
+from predictors.models import Method, MethodVersion, Prediction, TrialRun
+from predictors.trials import TrialBusy, is_expired, request_test_run, time_limit_s
 
 
 class VersionInline(admin.TabularInline):
@@ -43,38 +44,20 @@ def status_url(method: Method) -> str | None:
         return None
 
 
-def test_run(spec, sequence: str) -> dict:
-    """Run ``spec`` on ``sequence`` through the workers' runner; a dict for the template."""
-    from comparna.rna.formats import write_dot_bracket
-    from comparna.rna.structure import StructureFormatError
-    from predictors.core.runners import run_prediction
+def trial_state(trial: TrialRun | None) -> str | None:
+    """queued / running / done / expired, for the page and the poll."""
+    if trial is None:
+        return None
+    return "expired" if is_expired(trial) else trial.status
 
-    capped = replace(spec, time_limit_s=min(spec.time_limit_s, TEST_RUN_TIME_LIMIT_S))
-    try:
-        result = run_prediction(capped, sequence)
-    except ValueError as exc:
-        return {"ok": False, "status": "error", "message": str(exc), "sequence": sequence}
-    out = {
-        "ok": result.ok,
-        "status": result.status,
-        "runner": result.runner,
-        "runtime_s": result.runtime_s,
-        "exit_code": result.exit_code,
-        "message": result.message,
-        "stderr_tail": result.stderr_tail[-2000:],
-        "sequence": sequence,
-        "limits": result.limits,
-    }
-    if result.structure is not None:
-        out["n_pairs"] = len(result.structure.pairs)
-        out["pairs"] = [list(p) for p in result.structure.sorted_pairs()]
-        try:
-            out["dot_bracket"] = write_dot_bracket(result.structure)
-        except StructureFormatError:
-            out["dot_bracket"] = None  # multiplets: shown as a pair list
-    if result.probabilities:
-        out["n_probabilities"] = len(result.probabilities)
-    return out
+
+def trial_token(trial: TrialRun) -> str:
+    """The save token, when the trial succeeded."""
+    from predictors.core.spec import PredictorSpec
+
+    if trial.status == TrialRun.Status.DONE and trial.result and trial.result.get("ok"):
+        return spec_token(PredictorSpec.from_dict(trial.spec))
+    return ""
 
 
 def queue_on_static_benchmark(version: MethodVersion) -> int:
@@ -120,6 +103,11 @@ class MethodAdmin(admin.ModelAdmin):
                 "register/", self.admin_site.admin_view(self.register_view), name="predictors_method_register"
             ),
             path(
+                "test-run/<uuid:trial_id>/",
+                self.admin_site.admin_view(self.test_run_status_view),
+                name="predictors_method_test_run",
+            ),
+            path(
                 "<path:object_id>/spec/",
                 self.admin_site.admin_view(self.edit_spec_view),
                 name="predictors_method_edit_spec",
@@ -151,16 +139,40 @@ class MethodAdmin(admin.ModelAdmin):
             raise PermissionDenied
         return self._spec_view(request, method=method)
 
+    def _own_trial(self, request: HttpRequest, trial_id) -> TrialRun | None:
+        """The requesting user's test run (any, for a superuser), or None."""
+        try:
+            trial = TrialRun.objects.filter(pk=trial_id).first() if trial_id else None
+        except ValidationError:  # not a UUID
+            return None
+        if trial is None or (trial.requested_by_id != request.user.pk and not request.user.is_superuser):
+            return None
+        return trial
+
+    def test_run_status_view(self, request: HttpRequest, trial_id) -> JsonResponse:
+        """What the registration page polls: the test run's state and its rendered result."""
+        trial = self._own_trial(request, trial_id)
+        if trial is None:
+            raise Http404("no such test run")
+        state = trial_state(trial)
+        html = render_to_string(
+            "predictors/_test_result.html",
+            {"trial": trial, "state": state, "result": trial.result, "limit_s": time_limit_s()},
+            request=request,
+        )
+        return JsonResponse({"status": state, "html": html, "tested": trial_token(trial)})
+
     def _spec_view(self, request: HttpRequest, *, method: Method | None) -> HttpResponse:
-        from predictors.services import spec_from_version
+        from predictors.services import spec_from_version, spec_to_json
 
         fixed = method.name if method is not None else None
         editable = method is None or not method.from_catalogue
-        result = None
+        trial = None
         if request.method == "POST" and editable:
             form = PredictorForm(request.POST, fixed_name=fixed)
             if form.is_valid():
                 spec = form.spec
+                data = request.POST.copy()
                 if method is None and Method.objects.filter(name=spec.name).exists():
                     form.add_error("name", f"A method named {spec.name!r} already exists; edit it instead.")
                 elif "_save" in request.POST:
@@ -172,12 +184,25 @@ class MethodAdmin(admin.ModelAdmin):
                         )
                     else:
                         return self._save(request, spec, active=form.cleaned_data["active"], method=method)
-                else:  # "Test run" (also the default button)
-                    result = test_run(spec, form.cleaned_data["test_sequence"])
-                    data = request.POST.copy()
-                    data["tested"] = spec_token(spec) if result["ok"] else ""
+                elif "_check" in request.POST:
+                    # Without JavaScript: the page asks again for the test run named in the form.
+                    trial = self._own_trial(request, form.cleaned_data["trial"])
+                    same = trial is not None and trial.spec == spec_to_json(spec)
+                    data["tested"] = trial_token(trial) if same else ""
                     form = PredictorForm(data, fixed_name=fixed)
                     form.is_valid()
+                else:  # "Test run" (also the default button): a worker runs it, the page polls
+                    try:
+                        trial = request_test_run(
+                            spec=spec, sequence=form.cleaned_data["test_sequence"], user=request.user
+                        )
+                    except TrialBusy as exc:
+                        form.add_error(None, str(exc))
+                    else:
+                        data["tested"] = ""
+                        data["trial"] = str(trial.pk)
+                        form = PredictorForm(data, fixed_name=fixed)
+                        form.is_valid()
         elif method is not None and method.current_version is not None:
             spec = spec_from_version(method.current_version)
             form = PredictorForm(
@@ -185,6 +210,7 @@ class MethodAdmin(admin.ModelAdmin):
             )
         else:
             form = PredictorForm(fixed_name=fixed)
+        state = trial_state(trial)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -192,7 +218,15 @@ class MethodAdmin(admin.ModelAdmin):
             "form": form,
             "method": method,
             "editable": editable,
-            "result": result,
+            "trial": trial,
+            "state": state,
+            "result": trial.result if trial is not None else None,
+            "limit_s": time_limit_s(),
+            "poll_url": (
+                reverse("admin:predictors_method_test_run", args=[trial.pk])
+                if trial is not None and state in ("queued", "running")
+                else None
+            ),
             "can_save": bool(form.is_bound and form.data.get("tested")),
             "status_url": status_url(method) if method else None,
         }

@@ -18,8 +18,6 @@ from predictors.core.spec import MAX_MEMORY_LIMIT_MB, MAX_SEQUENCE_LENGTH, MAX_T
 
 #: Yeast tRNA-Phe (PDB 1EHZ), 76 nt: short, real and with a well-known cloverleaf.
 TEST_SEQUENCE = "GCGGAUUUAGCUCAGUUGGGAGAGCGCCAGACUGAAGAUCUGGAGGUCCUGUGUUCGAUCCACAGAAUUCGCACCA"
-#: The test run happens inside the admin request: it gets at most this wall-clock time.
-TEST_RUN_TIME_LIMIT_S = 60.0
 TEST_SEQUENCE_MAX_LENGTH = 500
 _TOKEN_SALT = "predictors.forms.test-run"
 _SHELL_OPERATORS = {"|", "||", "&", "&&", ";", ">", ">>", "<", "<<", "2>", "2>&1", "$(", "`"}
@@ -125,6 +123,7 @@ class PredictorForm(forms.Form):
         help_text="The test run folds this sequence (default: yeast tRNA-Phe, 76 nt).",
     )
     tested = forms.CharField(required=False, widget=forms.HiddenInput)
+    trial = forms.CharField(required=False, widget=forms.HiddenInput)  # the pending test run's id
 
     def __init__(self, *args, fixed_name: str | None = None, **kwargs):
         from predictors.core.parsers import PARSERS

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
+
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -116,3 +119,35 @@ class Prediction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method_version} on {self.target} [{self.status}]"
+
+
+class TrialRun(models.Model):
+    """A test run of a predictor spec requested in the admin, executed by a worker (queue ``testrun``).
+
+    The admin page polls it; only a successful trial of exactly the spec being saved allows saving.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    spec = models.JSONField(help_text="The PredictorSpec tested, as JSON.")
+    sequence = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    result = models.JSONField(null=True, blank=True, help_text="Outcome shown on the admin page.")
+    worker = models.CharField(max_length=80, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "test run"
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"test run {self.id} [{self.status}]"

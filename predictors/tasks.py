@@ -75,3 +75,18 @@ def queue_predictions_task(target_ids: list[int], comparative_only: bool = False
 def queue_unpredicted_targets_task() -> int:
     """Periodic sweep: targets without any prediction (their pipeline message was lost) are queued."""
     return queue_unpredicted_targets()
+
+
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    queue="testrun",
+    # The run itself is capped at settings.TEST_RUN_TIME_LIMIT_S (60 s by default, at most 10 min).
+    soft_time_limit=660,
+    time_limit=720,
+)
+def run_test_task(trial_id: str) -> str:
+    """Run an admin test run (predictors.trials) and store its result for the polling page."""
+    from predictors.trials import execute_test_run
+
+    return execute_test_run(trial_id=trial_id).status

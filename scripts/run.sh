@@ -22,7 +22,7 @@ $PY manage.py queue_predictions
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
-.venv/bin/celery -A comparna.celery:app worker -Q predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
+.venv/bin/celery -A comparna.celery:app worker -Q testrun,predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
   -l info > "$logs/worker-predict.log" 2>&1 & pids+=($!)
 .venv/bin/celery -A comparna.celery:app worker -Q default -n default@%h -c 1 -l info > "$logs/worker-default.log" 2>&1 & pids+=($!)
 .venv/bin/celery -A comparna.celery:app beat -l info > "$logs/beat.log" 2>&1 & pids+=($!)

@@ -8,13 +8,15 @@ import re
 import pytest
 import RNA
 from django.contrib.auth.models import User
+from django.test import Client
 from django.urls import reverse
 
 import comparna.urls
 import predictors.urls
 from comparna.models import Dataset
 from predictors.forms import TEST_SEQUENCE, parse_argv
-from predictors.models import Method, MethodVersion, Prediction
+from predictors.models import Method, MethodVersion, Prediction, TrialRun
+from predictors.trials import execute_test_run
 from tests.factories import make_dataset, make_target
 
 # The project URLconf plus the predictor pages (comparna/urls.py includes predictors.urls once wired).
@@ -72,9 +74,29 @@ def form_data(**overrides) -> dict:
 
 
 def do_test_run(client, url, data):
+    """Request a test run; run it as the worker does (the task's body); show the result on the page.
+
+    The page itself only stores the test run and returns at once (tests/e2e/test_browser_pages.py runs
+    it through a real worker and the page's polling)."""
     response = client.post(url, {**data, "_test": "Test run"})
     assert response.status_code == 200
-    return response
+    trial = response.context["trial"]
+    if trial is None:
+        return response  # invalid form: nothing was run
+    assert trial.status == TrialRun.Status.QUEUED and response.context["poll_url"]
+    assert "Waiting for a worker" in response.content.decode()
+    execute_test_run(trial_id=str(trial.pk))
+    polled = client.get(response.context["poll_url"]).json()
+    assert polled["status"] == "done"
+    checked = client.post(url, {**data, "trial": str(trial.pk), "_check": "Show the result"})
+    assert checked.status_code == 200 and checked.context["result"] == polled_result(trial)
+    assert checked.context["form"]["tested"].value() == polled["tested"]
+    return checked
+
+
+def polled_result(trial) -> dict:
+    trial.refresh_from_db()
+    return trial.result
 
 
 def register(client, url, data):
@@ -280,3 +302,24 @@ def test_activating_in_the_change_form_queues(staff, benchmark):
     )
     assert response.status_code == 302, response.context["adminform"].form.errors if response.context else ""
     assert Prediction.objects.filter(method_version__method=method).count() == len(targets)
+
+
+def test_test_run_returns_at_once_and_one_at_a_time(staff):
+    url = reverse(REGISTER)
+    data = form_data(argv=json.dumps(["/bin/sh", "-c", "sleep 600; : {sequence}"]))
+    first = staff.post(url, {**data, "_test": "Test run"})
+    assert first.context["trial"].status == TrialRun.Status.QUEUED  # nothing ran in the request
+    second = staff.post(url, {**data, "_test": "Test run"})
+    assert "previous test run has not finished" in second.content.decode()
+    assert TrialRun.objects.count() == 1
+    # Another user cannot see it.
+    other = Client()
+    other.force_login(User.objects.create_user("other", password="pw", is_staff=True))
+    assert other.get(first.context["poll_url"]).status_code == 404
+
+
+def test_test_run_is_capped_at_the_configured_limit(staff, settings):
+    settings.TEST_RUN_TIME_LIMIT_S = 1.0
+    data = form_data(argv=json.dumps(["/bin/sh", "-c", "sleep 600; : {sequence}"]), time_limit_s="600")
+    result = do_test_run(staff, reverse(REGISTER), data).context["result"]
+    assert result["status"] == "timeout" and result["limits"]["wall_s"] == 1.0

@@ -22,6 +22,7 @@ from predictors.core.spec import PredictorSpec
 from predictors.forms import TEST_SEQUENCE
 from predictors.models import Prediction
 from predictors.services import execute_prediction, queue_predictions, register_spec
+from predictors.trials import execute_test_run
 from tests.factories import make_dataset, make_target
 
 pytestmark = [
@@ -62,9 +63,13 @@ def test_admin_test_run_cannot_read_the_database(developer, data_dir_secret):
     }
     response = developer.post(reverse("admin:predictors_method_register"), data)
     assert response.status_code == 200
-    page = response.content.decode()
-    assert "No such file or directory" in page  # the attempt was made and failed
-    assert secret not in page and "SQLite format 3" not in page and "django_session" not in page
+    trial = response.context["trial"]
+    execute_test_run(trial_id=str(trial.pk))  # what the worker runs (queue "testrun")
+    polled = developer.get(response.context["poll_url"]).json()
+    trial.refresh_from_db()
+    shown = polled["html"] + json.dumps(trial.result)
+    assert "No such file or directory" in shown  # the attempt was made and failed
+    assert secret not in shown and "SQLite format 3" not in shown and "django_session" not in shown
 
 
 @pytest.fixture

@@ -36,7 +36,8 @@ def live_site():
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
     static_root = Path(tempfile.mkdtemp(prefix="comparna-static-"))
-    env = {"COMPARNA_STATIC_ROOT": str(static_root)}
+    # Admin test runs are capped at 5 s here, so that a never-ending one is shown timed out quickly.
+    env = {"COMPARNA_STATIC_ROOT": str(static_root), "COMPARNA_TEST_RUN_LIMIT_S": "5"}
     try:
         with production_stack(extra_env=env) as stack:
             stack.manage("collectstatic", "--noinput", "-v", "0")
@@ -244,3 +245,61 @@ def test_admin_pages_satisfy_the_content_security_policy(live_site, page):
     page.wait_for_load_state("networkidle")
     for path in ("/admin/", "/admin/predictors/method/register/", "/admin/predictors/prediction/"):
         visit(page, base + path, shot="admin" + path.rstrip("/").replace("/", "-"))
+
+
+def test_admin_test_run_goes_through_a_worker_and_the_page_polls(live_site, page):
+    """Register a predictor in the browser: the test run is done by a real Celery worker (queue
+    ``testrun``) while the page polls; a never-ending test run holds no web worker and ends timed out."""
+    import json
+    import time
+
+    import requests
+
+    base, stack = live_site["url"], live_site["stack"]
+    if "worker-testrun" not in stack.services:
+        stack.start_worker("testrun")
+    stack.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth.models import User\n"
+        "User.objects.create_superuser('runner', password='pw-runner-test')",
+    )
+    visit(page, base + "/admin/login/")
+    page.fill("#id_username", "runner")
+    page.fill("#id_password", "pw-runner-test")
+    page.click("input[type=submit]")
+    page.wait_for_load_state("networkidle")
+
+    def fill(name: str, argv: list[str]) -> None:
+        visit(page, base + "/admin/predictors/method/register/")
+        page.fill("#id_name", name)
+        page.fill("#id_program", "a test program")
+        page.fill("#id_version", "1")
+        page.fill("#id_argv", json.dumps(argv))
+        page.select_option("#id_output_format", "dot-bracket")
+
+    # A never-ending program: the request returns at once and the web server keeps answering.
+    fill("Sleeper", ["/bin/sh", "-c", "sleep 600; : {sequence}"])
+    start = time.monotonic()
+    page.click("input[name=_test]")
+    page.wait_for_selector("#test-result")
+    assert time.monotonic() - start < 5
+    assert requests.get(base + "/", timeout=5).status_code == 200
+    page.wait_for_selector("#test-error", timeout=60_000)
+    assert "timeout" in page.locator("#test-result").inner_text()
+    assert page.locator("input[name=_save]").is_disabled()
+    assert page.evaluate("window.__csp") == [] and page.errors == []
+
+    # A real predictor: the worker's result appears in place and enables saving.
+    fill("BrowserFold", ["{python}", "-m", "predictors.programs.vienna_fold", "--mode", "mfe", "{fasta}"])
+    page.click("input[name=_test]")
+    page.wait_for_selector("#test-result .test-ok", timeout=60_000)
+    assert page.locator("input[name=_save]").is_enabled()
+    page.click("input[name=_save]")
+    page.wait_for_load_state("networkidle")
+    assert page.url.endswith("/methods/BrowserFold/status/"), page.url
+    assert page.evaluate("window.__csp") == [] and page.errors == []
+    out = stack.manage("shell", "-c", "from predictors.models import Method; "
+                       "print(Method.objects.filter(name='BrowserFold').count())").stdout
+    assert out.split()[-1] == "1"
+    assert "run_test_task" in stack.services["worker-testrun"].tail(10**6)

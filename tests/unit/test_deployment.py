@@ -48,9 +48,10 @@ def test_docker_compose_is_valid_and_has_the_deployment_services():
     services = config["services"]
     assert set(services) == {"postgres", "redis", "web", "worker-predict", "worker-default", "beat"}
     assert "gunicorn" in json.dumps(services["web"]["command"])
+    # The prediction worker also takes the admin's test runs (their own queue: not behind the backlog).
     assert (
         services["worker-predict"]["command"][services["worker-predict"]["command"].index("-Q") + 1]
-        == "predict"
+        == "testrun,predict"
     )
     assert (
         services["worker-default"]["command"][services["worker-default"]["command"].index("-Q") + 1]

@@ -1,0 +1,138 @@
+"""Test runs of predictor specs from the admin, executed by a worker and polled by the page.
+
+The web request only stores a :class:`~predictors.models.TrialRun` and sends a task on the ``testrun``
+queue; a worker runs the spec in the sandbox with a wall-clock limit of at most
+``settings.TEST_RUN_TIME_LIMIT_S`` and stores a bounded result. So a test run that takes long (or
+forever) never holds a web worker, and one user has at most one test run waiting at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from predictors.models import TrialRun
+
+log = logging.getLogger(__name__)
+
+#: Texts from the program shown on the page are cut to these lengths.
+MESSAGE_CHARS = 1000
+STDERR_CHARS = 2000
+
+
+class TrialBusy(Exception):
+    """The user already has a test run waiting or running."""
+
+
+def time_limit_s() -> float:
+    return float(getattr(settings, "TEST_RUN_TIME_LIMIT_S", 60.0))
+
+
+def expire_after_s() -> float:
+    """A test run not finished after this long is shown as lost (no worker took it, or it died)."""
+    return float(getattr(settings, "TEST_RUN_EXPIRE_S", 600.0))
+
+
+def is_expired(trial: TrialRun) -> bool:
+    return trial.status != TrialRun.Status.DONE and trial.created_at < timezone.now() - timedelta(
+        seconds=expire_after_s()
+    )
+
+
+def request_test_run(*, spec, sequence: str, user) -> TrialRun:
+    """Store a test run of ``spec`` on ``sequence`` and send it to the workers after the commit.
+
+    Raises
+    ------
+    TrialBusy
+        When ``user`` has a test run that is neither finished nor expired.
+    """
+    from predictors.services import spec_to_json
+    from predictors.tasks import run_test_task
+
+    with transaction.atomic():
+        pending = TrialRun.objects.select_for_update().filter(
+            requested_by=user,
+            status__in=[TrialRun.Status.QUEUED, TrialRun.Status.RUNNING],
+            created_at__gte=timezone.now() - timedelta(seconds=expire_after_s()),
+        )
+        if user is not None and pending.exists():
+            raise TrialBusy("your previous test run has not finished yet; wait for its result")
+        trial = TrialRun.objects.create(requested_by=user, spec=spec_to_json(spec), sequence=sequence)
+        trial_id = str(trial.pk)
+        transaction.on_commit(lambda: _send(run_test_task, trial_id))
+    return trial
+
+
+def _send(task, trial_id: str) -> None:
+    try:
+        task.apply_async(args=(trial_id,), queue="testrun")
+    except Exception:  # noqa: BLE001 - the page shows the test run as lost after the expiry
+        log.exception("could not send test run %s", trial_id)
+
+
+def execute_test_run(*, trial_id: str) -> TrialRun:
+    """Run a stored test run (what the worker does) and store its bounded result.
+
+    A test run already finished is returned untouched; one marked running by a worker known dead is run
+    again, one running elsewhere is left alone.
+    """
+    from predictors.core.spec import PredictorSpec
+    from predictors.core.workspace import process_token
+    from predictors.services import worker_known_dead
+
+    with transaction.atomic():
+        trial = TrialRun.objects.select_for_update().get(pk=trial_id)
+        if trial.status == TrialRun.Status.DONE or (
+            trial.status == TrialRun.Status.RUNNING and not worker_known_dead(trial.worker)
+        ):
+            return trial
+        trial.status = TrialRun.Status.RUNNING
+        trial.started_at = timezone.now()
+        trial.worker = process_token()
+        trial.save(update_fields=["status", "started_at", "worker"])
+    spec = PredictorSpec.from_dict(trial.spec)
+    trial.result = outcome(spec, trial.sequence)
+    trial.status = TrialRun.Status.DONE
+    trial.finished_at = timezone.now()
+    trial.save(update_fields=["result", "status", "finished_at"])
+    return trial
+
+
+def outcome(spec, sequence: str) -> dict:
+    """Run ``spec`` on ``sequence`` in the sandbox (limit capped); a dict for the admin page."""
+    from comparna.rna.formats import write_dot_bracket
+    from comparna.rna.structure import StructureFormatError
+    from predictors.core.runners import run_prediction
+
+    capped = replace(spec, time_limit_s=min(spec.time_limit_s, time_limit_s()))
+    try:
+        result = run_prediction(capped, sequence)
+    except ValueError as exc:
+        return {"ok": False, "status": "error", "message": str(exc)[:MESSAGE_CHARS], "sequence": sequence}
+    out = {
+        "ok": result.ok,
+        "status": result.status,
+        "runner": result.runner,
+        "runtime_s": result.runtime_s,
+        "exit_code": result.exit_code,
+        "message": result.message[:MESSAGE_CHARS],
+        "stderr_tail": result.stderr_tail[-STDERR_CHARS:],
+        "sequence": sequence,
+        "limits": result.limits,
+    }
+    if result.structure is not None:
+        out["n_pairs"] = len(result.structure.pairs)
+        out["pairs"] = [list(p) for p in result.structure.sorted_pairs()]
+        try:
+            out["dot_bracket"] = write_dot_bracket(result.structure)
+        except StructureFormatError:
+            out["dot_bracket"] = None  # multiplets: shown as a pair list
+    if result.probabilities:
+        out["n_probabilities"] = len(result.probabilities)
+    return out
