@@ -291,6 +291,26 @@ class VerdictSerializer(serializers.Serializer):
     method_a = serializers.CharField()
     method_b = serializers.CharField()
     verdict = serializers.ChoiceField(
-        choices=["+", "-", "=", "?"], help_text="'+' when method_a beats method_b."
+        choices=["+", "-", "=", "?"],
+        help_text="'+' when method_a beats method_b (CompaRNA's verdict, primary).",
     )
     common_targets = serializers.IntegerField()
+    equivalence = serializers.ChoiceField(
+        choices=["practically equal", "practically different", "undetermined"],
+        allow_null=True,
+        help_text="Beside the verdict: the 90 % cluster bootstrap interval of the pooled MCC difference "
+        "inside (practically equal) or outside (practically different) the margin ±delta; null for older "
+        "snapshots.",
+    )
+    mcc_difference = serializers.DictField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="Pooled MCC of method_a minus method_b on their common targets: estimate, low, high (90 %, "
+        "families / sequence clusters resampled), delta.",
+    )
+    sequential_verdict = serializers.ChoiceField(
+        choices=["different", "not yet", "no difference shown"],
+        allow_null=True,
+        help_text="Growing datasets (PDB): the group-sequential verdict of the paired t-test (Lan-DeMets "
+        "O'Brien-Fleming boundary over the weekly looks); null for static datasets.",
+    )

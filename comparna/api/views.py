@@ -250,6 +250,24 @@ class ScoreViewSet(ReadOnly):
         return qs
 
 
+def pair_extras(report: dict, a: str, b: str) -> dict:
+    """Equivalence and group-sequential verdict of a − b stored with the snapshot (null when absent)."""
+    first, second, sign = (a, b, 1.0) if a < b else (b, a, -1.0)
+    stats = report.get("pair_statistics", {})
+    eq = stats.get("pairs", {}).get(first, {}).get(second, {}).get("equivalence")
+    seq = report.get("sequential", {}).get(first, {}).get(second)
+    difference = None
+    if eq is not None:
+        low, high = sign * eq["low"], sign * eq["high"]
+        difference = {"estimate": sign * eq["estimate"], "low": min(low, high), "high": max(low, high),
+                      "delta": stats.get("delta")}
+    return {
+        "equivalence": eq["verdict"] if eq else None,
+        "mcc_difference": difference,
+        "sequential_verdict": seq["verdict"] if seq else None,
+    }
+
+
 def snapshot_data(snapshot: RankingSnapshot) -> dict:
     """The serialised snapshot, cached for ever under its pk (snapshots are immutable)."""
     key = f"{CACHE_PREFIX}:snapshot:{snapshot.pk}"
@@ -380,7 +398,13 @@ class RankingViewSet(ReadOnly):
             verdicts = snap.report.get("verdicts", {})
             common = snap.report.get("common_targets", {})
             rows = [
-                {"method_a": a, "method_b": b, "verdict": v, "common_targets": common.get(a, {}).get(b, 0)}
+                {
+                    "method_a": a,
+                    "method_b": b,
+                    "verdict": v,
+                    "common_targets": common.get(a, {}).get(b, 0),
+                    **pair_extras(snap.report, a, b),
+                }
                 for a, row in verdicts.items()
                 for b, v in row.items()
             ]

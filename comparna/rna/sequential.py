@@ -87,16 +87,22 @@ class SequentialVerdict:
         return int(self.sizes.size)
 
     def as_dict(self) -> dict:
+        """JSON-ready (strict JSON: non-finite numbers become None, e.g. a boundary of ∞ before any alpha
+        is spent)."""
+
+        def number(x: float) -> float | None:
+            return float(x) if np.isfinite(x) else None
+
         return {
             "verdict": self.verdict,
             "crossed_at_look": None if self.crossed_at is None else self.crossed_at + 1,
             "looks": self.looks,
             "targets": int(self.sizes[-1]),
             "fraction": float(self.fractions[-1]),
-            "z": float(self.z[-1]),
-            "boundary_z": float(self.boundary[-1]),
+            "z": number(self.z[-1]),
+            "boundary_z": number(self.boundary[-1]),
             "boundary_nominal_p": float(2 * special.ndtr(-self.boundary[-1])),
-            "unadjusted_p": self.unadjusted_p,
+            "unadjusted_p": number(self.unadjusted_p),
             "unadjusted_different": self.unadjusted_different,
             "alpha": self.alpha,
             "method": self.method,

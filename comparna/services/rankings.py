@@ -13,8 +13,10 @@ from django.db import IntegrityError, transaction
 from comparna.models import Dataset, RankingSnapshot, Score, Subset
 from comparna.rna import metrics
 from comparna.rna.metric_registry import POOLED, engine_counts, pooled_scores
+from comparna.rna.pair_statistics import pairwise_statistics
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
 from comparna.rna.statistics import bootstrap_ci_mean
+from comparna.services.uncertainty import cluster_labels, is_sequential, sequential_for_pair
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,7 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
         present[mi, ti] = True
     table = CountsTable(tuple(methods), tuple(sid for _, sid, _ in targets), counts, present)
     digest = hashlib.sha256(counts.tobytes() + present.tobytes()).hexdigest()
+    labels = cluster_labels((pk, sid) for pk, sid, _ in targets)
     identity = {
         "dataset": subset.dataset.slug,
         "dataset_version": subset.dataset.version,
@@ -66,6 +69,8 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
         "counts_sha256": digest,
         "reference_pairs": [ref_pairs.get(pk, 0) for pk, _, _ in targets],
         "candidate_pairs": [length * (length - 1) // 2 for _, _, length in targets],
+        # the unit of the clustered statistics: Rfam family, else sequence cluster (services.uncertainty)
+        "clusters": [labels[pk] for pk, _, _ in targets],
     }
     return table, identity
 
@@ -103,9 +108,27 @@ def compute_report(table: CountsTable, identity: dict, *, seed: int) -> dict:
         if len(per_target):
             ci = bootstrap_ci_mean(per_target, seed=seed)
             row.update(mean_mcc=ci.estimate, mean_mcc_ci=[ci.low, ci.high], mean_mcc_small=ci.small)
+            if identity.get("clusters"):
+                own_clusters = [identity["clusters"][k] for k in np.flatnonzero(table.present[i])]
+                cci = bootstrap_ci_mean(per_target, seed=seed, clusters=own_clusters)
+                row.update(mean_mcc_ci_clustered=[cci.low, cci.high], clusters=len(set(own_clusters)))
         else:
             row.update(mean_mcc=None, mean_mcc_ci=None, mean_mcc_small=True)
+    if table.methods and identity.get("clusters"):
+        # beside CompaRNA's verdicts: paired t statistics (the looks of a sequential dataset) and the
+        # clustered pooled-MCC difference with its "practically equal" verdict
+        report["pair_statistics"] = pairwise_statistics(table, identity["clusters"], seed=seed)
     return report
+
+
+def add_sequential_verdicts(report: dict, *, history: list[dict]) -> None:
+    """Group-sequential verdict of every pair (growing datasets): earlier snapshots' reports are the looks
+    before this one (SCIENCE.md §6; :mod:`comparna.services.uncertainty`)."""
+    pairs = report.get("pair_statistics", {}).get("pairs", {})
+    report["sequential"] = {
+        a: {b: sequential_for_pair(history=[*history, report], a=a, b=b) for b in row}
+        for a, row in pairs.items()
+    }
 
 
 def inputs_hash(identity: dict, seed: int) -> str:
@@ -125,6 +148,9 @@ def rank_subset(*, subset: Subset, definition: str, seed: int | None = None) -> 
     if existing is not None:
         return existing, False
     report = compute_report(table, identity, seed=seed)
+    if is_sequential(subset.dataset):
+        earlier = subset.rankings.filter(definition=definition).order_by("computed_at", "pk")
+        add_sequential_verdicts(report, history=list(earlier.values_list("report", flat=True)))
     inputs = {**identity, "seed": seed, "conventions": report.get("conventions", {})}
     try:
         with transaction.atomic():

@@ -6,14 +6,18 @@ import pytest
 from django.urls import reverse
 
 from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.rna.sequential import z_from_t
 from comparna.rna.statistics import sequential_boundary
-from comparna.services.pages.comparison import sequential_look
+from comparna.services.pages.comparison import sequential_look, sequential_paired_verdict
 from tests.factories import make_method_version, make_prediction, make_target
 
 pytestmark = pytest.mark.django_db
 
 
-def snapshot(subset, n_targets: int, k: int) -> RankingSnapshot:
+def snapshot(subset, n_targets: int, k: int, pair: dict | None = None) -> RankingSnapshot:
+    report = {"methods": [], "verdicts": {}}
+    if pair is not None:
+        report["pair_statistics"] = {"pairs": {"Alpha": {"Beta": pair}}}
     return RankingSnapshot.objects.create(
         dataset=subset.dataset,
         subset=subset,
@@ -21,29 +25,46 @@ def snapshot(subset, n_targets: int, k: int) -> RankingSnapshot:
         seed=1,
         inputs_hash=f"h{k}",
         inputs={"targets": n_targets, "dataset_version": k},
-        report={"methods": [], "verdicts": {}},
+        report=report,
     )
 
 
-def test_looks_are_snapshots_with_more_targets_and_match_the_engine(settings):
+def test_looks_are_snapshots_where_the_pair_grew_and_the_verdict_is_the_first_crossing(settings):
     settings.PDB_PLANNED_TARGETS = 1000
     pdb = Dataset.objects.create(slug="pdb", name="PDB", kind=Dataset.Kind.PDB, definitions=["standard"])
     subset = Subset.objects.create(dataset=pdb, slug="all", name="All")
-    for k, n in enumerate([40, 40, 90, 150]):  # the repeated size is a recomputation, not a new look
-        last = snapshot(subset, n, k)
-    look = sequential_look(snapshot=last, t_statistic=2.5)
-    boundary = sequential_boundary([0.04, 0.09, 0.15])
-    assert look["looks"] == 3 and look["targets"] == 150 and look["planned"] == 1000
-    assert look["z"] == pytest.approx(boundary.z[-1])
-    assert look["z"] > 1.96  # early looks must demand more than the fixed-sample threshold
-    assert look["crossed"] == (2.5 >= boundary.z[-1])
+    # (common targets, t of Alpha − Beta); the repeated size is a recomputation, not a new look
+    history = [(400, 2.5), (400, 2.6), (700, 3.6), (900, 2.2)]
+    for k, (n, t) in enumerate(history):
+        last = snapshot(subset, n, k, {"n": n, "paired": {"t": t}})
+    look = sequential_look(snapshot=last, a="Alpha", b="Beta")
+    boundary = sequential_boundary([0.4, 0.7, 0.9])
+    assert look["looks"] == 3 and look["targets"] == 900 and look["planned"] == 1000
+    assert look["boundary_z"] == pytest.approx(boundary.z[-1])
+    assert boundary.z[0] > 2.5  # the first look did not cross, although p < 0.05 there
+    z = z_from_t(3.6, 699)
+    assert (z >= boundary.z[1]) and look["verdict"] == "different" and look["crossed_at_look"] == 2
     assert "O'Brien-Fleming" in look["method"]
+    # seen from the other side: the same crossing, the sign of z reversed
+    reverse = sequential_look(snapshot=last, a="Beta", b="Alpha")
+    assert reverse["verdict"] == "different" and reverse["z"] == pytest.approx(-look["z"])
+    # an older snapshot without stored statistics: the current statistic stands for the look
+    old = snapshot(subset, 950, 9)
+    assert sequential_look(snapshot=old, a="Alpha", b="Beta", current=(0.5, 950))["looks"] == 4
 
     static = Dataset.objects.create(
         slug="static", name="S", kind=Dataset.Kind.STATIC, definitions=["standard"]
     )
     other = Subset.objects.create(dataset=static, slug="all", name="All")
-    assert sequential_look(snapshot=snapshot(other, 100, 9), t_statistic=5.0) is None
+    assert sequential_look(snapshot=snapshot(other, 100, 9), a="Alpha", b="Beta", current=(5.0, 100)) is None
+
+
+def test_verdict_on_a_sequential_dataset():
+    assert sequential_paired_verdict("different", "different") == "different"
+    assert sequential_paired_verdict("not yet", "different") == "not yet (boundary not crossed)"
+    assert sequential_paired_verdict("not yet", "inconclusive") == "inconclusive"
+    assert sequential_paired_verdict("no difference shown", "inconclusive") == "no difference shown"
+    assert sequential_paired_verdict("no difference shown", "equivalent") == "equivalent"
 
 
 def test_comparison_page_states_the_boundary_for_pdb(client, settings):
@@ -69,6 +90,15 @@ def test_comparison_page_states_the_boundary_for_pdb(client, settings):
     snap, _ = rank_subset(subset=Subset.objects.get(dataset=pdb), definition="extended", seed=3)
     url = reverse("method-comparison", args=["pdb", "all", "extended", a.method.pk, b.method.pk])
     page = client.get(url).content.decode()
-    assert 'id="sequential"' in page
+    assert 'id="sequential"' in page and 'id="sequential-verdict"' in page
     assert 'id="sequential-method"' in page and "Brien-Fleming" in page
+    assert 'id="unadjusted-verdict"' in page
+    assert "The comparison verdict above is the group-sequential one" in page
     assert snap.inputs["targets"] == 12
+    # stored with the snapshot for every pair (the API serves it), and the clustered figures beside
+    stored = snap.report["sequential"]["Alpha"]["Beta"]
+    assert stored["looks"] == 1 and stored["verdict"] in ("not yet", "different")
+    assert snap.report["pair_statistics"]["pairs"]["Alpha"]["Beta"]["n"] == 12
+    assert 'id="clustered-t"' in page and 'id="equivalence-verdict"' in page
+    rows = client.get(f"/api/rankings/{snap.pk}/verdicts/").json()
+    assert {r["sequential_verdict"] for r in rows} == {stored["verdict"]}

@@ -107,7 +107,10 @@ def test_subset_ranking_table_matches_snapshot_and_independent_pooled_scores(cli
         assert ppv == f"{tp / (tp + fp - eps):.3f}"
         per_target = np.array(scores_of(name).values_list("mcc", flat=True))
         assert int(n) == per_target.size
-        mean, low, high = (float(x) for x in re.findall(r"-?\d\.\d{3}", mean_ci))
+        mean, low, high, c_low, c_high = (float(x) for x in re.findall(r"-?\d\.\d{3}", mean_ci))
+        # no Rfam family assigned here: every target is its own sequence cluster, so resampling clusters is
+        # resampling targets with the same draws
+        assert (c_low, c_high) == (low, high) and "families: [" in mean_ci
         assert mean == pytest.approx(per_target.mean(), abs=6e-4)
         # an independent percentile bootstrap (other random stream): the bounds agree to Monte-Carlo error
         rng = np.random.default_rng(12345)
@@ -276,6 +279,8 @@ def test_method_page_spec_failures_performance_and_pr_curve(client, site):
     assert int(strand_row[1]) == preds.count()
     assert strand_row[3] == f"{positives / candidates:.4f}"
     assert 0 < float(strand_row[2]) <= 1
+    # one stated precision for curves and the binary point (issue 14)
+    assert 'id="pr-precision"' in page and "precision = TP/(TP+FP)" in page and "exact integral" in page
     # performance by length: counts per bin
     mid = Method.objects.get(name="MidFold")
     page = client.get(reverse("method-detail", args=[mid.pk])).content.decode()

@@ -157,3 +157,41 @@ def test_compare_paired_clustered_reports_design_effect_and_keeps_the_target_lev
     assert clustered.n_required >= plain.n_required and clustered.power <= plain.power
     assert clustered.bootstrap.interval.width > plain.bootstrap.interval.width
     assert cluster_codes(labels).sizes.sum() == a.size
+
+
+def test_pairwise_statistics_of_a_ranking_table():
+    from comparna.rna.pair_statistics import pairwise_statistics
+    from comparna.rna.ranking import CountsTable
+
+    rng = np.random.default_rng(11)
+    _, labels = families(rng, n=60)
+    methods, n = ("Beta", "Alpha", "Gamma"), len(labels)
+    counts = np.zeros((3, n, 5), dtype=np.int64)
+    counts[..., 0] = rng.integers(5, 30, (3, n))
+    counts[..., 1] = rng.integers(0, 10, (3, n))
+    counts[..., 2] = rng.integers(0, 10, (3, n))
+    counts[..., 3] = np.minimum(counts[..., 2], rng.integers(0, 3, (3, n)))
+    counts[..., 4] = 40_000
+    present = rng.random((3, n)) < 0.85
+    table = CountsTable(methods, tuple(f"t{k}" for k in range(n)), counts, present)
+    report = pairwise_statistics(table, labels, seed=5, resamples=400)
+    assert set(report["pairs"]) == {"Alpha", "Beta"} and set(report["pairs"]["Alpha"]) == {"Beta", "Gamma"}
+    entry = report["pairs"]["Alpha"]["Gamma"]  # Alpha (index 1) − Gamma (index 2)
+    common = present[1] & present[2]
+    mcc_a = [mcc(*map(int, c)) for c in counts[1, common]]
+    mcc_b = [mcc(*map(int, c)) for c in counts[2, common]]
+    assert entry["n"] == int(common.sum())
+    assert entry["paired"]["t"] == pytest.approx(stats.ttest_rel(mcc_a, mcc_b).statistic, rel=1e-10)
+    # the interval: the shared cluster draws, each drawn cluster contributing its common targets
+    names = sorted(set(labels))
+    rows = np.vstack(list(resample_indices(np.random.default_rng(5), len(names), 400)))
+    draws = []
+    for row in rows:
+        members = [k for c in row for k in range(n) if labels[k] == names[c] and common[k]]
+        pa, pb = counts[1, members].sum(axis=0), counts[2, members].sum(axis=0)
+        draws.append(mcc(*map(int, pa)) - mcc(*map(int, pb)))
+    eq = entry["equivalence"]
+    assert eq["low"] == pytest.approx(naive_percentile(draws, 5), abs=1e-12)
+    assert eq["high"] == pytest.approx(naive_percentile(draws, 95), abs=1e-12)
+    assert eq["verdict"] == equivalence_verdict(eq["low"], eq["high"])
+    assert report["clusters"] == len(names) and "practically equal" in report["method"]

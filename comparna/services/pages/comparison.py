@@ -9,14 +9,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.conf import settings
 
-from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.models import RankingSnapshot, Subset
 from comparna.rna import statistics
+from comparna.rna.clustered import pooled_mcc_difference
 from comparna.rna.metric_registry import pooled_scores
 from comparna.rna.metrics import PairCounts
 from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
+from comparna.rna.sequential import DIFFERENT, NO_DIFFERENCE
 from comparna.services.pages.common import (
     COUNT_FIELDS,
     LENGTH_BINS,
@@ -28,6 +29,12 @@ from comparna.services.pages.common import (
     length_bin,
 )
 from comparna.services.pages.figures import comparison_scatter_figure
+from comparna.services.uncertainty import (
+    cluster_labels,
+    is_sequential,
+    sequential_for_pair,
+    snapshot_history,
+)
 from predictors.models import Method
 
 
@@ -55,6 +62,7 @@ class Comparison:
     by_length: list[dict]
     scatter_json: str | None = None
     notes: list[str] = field(default_factory=list)
+    equivalence: dict | None = None
 
 
 def pair_test(*, subset: Subset, definition: str, a: str, b: str, seed: int) -> dict:
@@ -142,10 +150,15 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
         ]
         mcc_a = np.array([r["a"].mcc for r in rows])
         mcc_b = np.array([r["b"].mcc for r in rows])
+        labels_of = cluster_labels((r["target_id"], r["source_id"]) for r in rows)
+        clusters = [labels_of[r["target_id"]] for r in rows]
+        for r, label in zip(rows, clusters, strict=True):
+            r["cluster"] = label
         paired = None
         notes = []
         if len(rows) >= 3 and np.var(mcc_a - mcc_b) > 0:
             pc = statistics.compare_paired(mcc_a, mcc_b, seed=seed)
+            pcc = statistics.compare_paired(mcc_a, mcc_b, seed=seed, clusters=clusters)
             paired = {
                 "n": pc.n,
                 "t": pc.t_test.statistic,
@@ -162,8 +175,29 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
                 "verdict": pc.verdict,
                 "delta": pc.delta,
                 "alpha": pc.alpha,
-                "sequential": sequential_look(snapshot=snapshot, t_statistic=pc.t_test.statistic),
+                # the same statistics with whole Rfam families / sequence clusters as the unit
+                "clustered": {
+                    "clusters": pcc.clusters,
+                    "t": pcc.t_test.statistic,
+                    "df": pcc.t_test.df,
+                    "t_pvalue_text": statistics.format_p_value(pcc.t_test.pvalue),
+                    "low": pcc.bootstrap.interval.low,
+                    "high": pcc.bootstrap.interval.high,
+                    "bootstrap_pvalue_text": pcc.bootstrap.pvalue_text,
+                    "power": pcc.power,
+                    "n_required": pcc.n_required,
+                    "design_effect": pcc.design_effect,
+                    "verdict": pcc.verdict,
+                },
+                "unadjusted_verdict": pc.verdict,
+                "sequential": sequential_look(
+                    snapshot=snapshot, a=a.name, b=b.name, current=(pc.t_test.statistic, pc.n)
+                ),
             }
+            if paired["sequential"] is not None:
+                # on a weekly-growing dataset the group-sequential verdict is the verdict; the unadjusted
+                # test stays visible as secondary information
+                paired["verdict"] = sequential_paired_verdict(paired["sequential"]["verdict"], pc.verdict)
         else:
             notes.append("Paired statistics need at least 3 common targets with differing per-target MCCs.")
         by_family = _grouped_cis(rows, key=lambda r: r["rna_class"], seed=seed)
@@ -177,8 +211,15 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
             subset=snapshot.subset, definition=snapshot.definition, a=a.name, b=b.name, seed=seed
         )
         verdict = snapshot.report.get("verdicts", {}).get(a.name, {}).get(b.name)
+        equivalence = None
+        if rows:
+            fields = ("tp", "fn", "fp", "fp_compatible", "tn")
+            counts_a = np.array([[r["a"].counts[f] for f in fields] for r in rows])
+            counts_b = np.array([[r["b"].counts[f] for f in fields] for r in rows])
+            equivalence = pooled_mcc_difference(counts_a, counts_b, clusters, seed=seed).as_dict()
         comp = Comparison(
-            sides[0], sides[1], len(rows), rows, verdict, test, paired, by_family, by_length, notes=notes
+            sides[0], sides[1], len(rows), rows, verdict, test, paired, by_family, by_length, notes=notes,
+            equivalence=equivalence,
         )
         comp.scatter_json = comparison_scatter_figure(comp)
         return comp
@@ -219,32 +260,36 @@ def comparison_csv(comp: Comparison) -> str:
     return buf.getvalue()
 
 
-def sequential_look(*, snapshot, t_statistic: float) -> dict | None:
-    """Group-sequential reading of a paired test on the weekly-growing PDB set (SCIENCE.md §6).
+def sequential_paired_verdict(sequential: str, unadjusted: str) -> str:
+    """The comparison verdict on a sequentially monitored dataset.
 
-    Each ranking snapshot of the subset with more targets than the one before is a look; the information
-    fraction is targets / ``PDB_PLANNED_TARGETS``. Returns None for static datasets (one look, no
-    correction needed).
+    "different" only when the group-sequential boundary has been crossed; an unadjusted "different" without
+    a crossing reads "not yet (boundary not crossed)"; when the planned maximum was reached without a
+    crossing, "no difference shown" unless the power makes it "equivalent"; otherwise Xu et al.'s
+    "equivalent" / "inconclusive".
     """
-    if snapshot.dataset.kind != Dataset.Kind.PDB:
+    if sequential == DIFFERENT:
+        return "different"
+    if sequential == NO_DIFFERENCE:
+        return "equivalent" if unadjusted == "equivalent" else "no difference shown"
+    return "not yet (boundary not crossed)" if unadjusted == "different" else unadjusted
+
+
+def sequential_look(
+    *, snapshot: RankingSnapshot, a: str, b: str, current: tuple[float, int] | None = None
+) -> dict | None:
+    """Group-sequential verdict of ``a`` against ``b`` on a weekly-growing dataset (SCIENCE.md §6).
+
+    The looks are this snapshot and the earlier ones of the subset × definition at which the pair had more
+    common targets than before; each carries its paired t statistic (:mod:`comparna.services.uncertainty`).
+    ``current`` (t, n) stands for this look when the snapshot predates stored statistics. None for static
+    datasets (one look, no correction needed).
+    """
+    if not is_sequential(snapshot.dataset):
         return None
-    sizes: list[int] = []
-    history = snapshot.subset.rankings.filter(
-        definition=snapshot.definition, computed_at__lte=snapshot.computed_at
-    )
-    for n in history.order_by("computed_at", "pk").values_list("inputs__targets", flat=True):
-        if n and (not sizes or n > sizes[-1]):
-            sizes.append(int(n))
-    if not sizes:
-        return None
-    planned = max(settings.PDB_PLANNED_TARGETS, sizes[-1])
-    boundary = statistics.sequential_boundary([n / planned for n in sizes])
-    return {
-        "looks": len(sizes),
-        "targets": sizes[-1],
-        "planned": planned,
-        "z": float(boundary.z[-1]),
-        "nominal_p": float(boundary.nominal_p[-1]),
-        "crossed": boundary.crossed(len(sizes) - 1, t_statistic),
-        "method": boundary.describe(),
-    }
+    history = snapshot_history(snapshot)
+    first, second = sorted((a, b))
+    last = history[-1] if history else {}
+    stored = last.get("pair_statistics", {}).get("pairs", {}).get(first, {}).get(second)
+    use_current = current if not stored or "paired" not in stored else None
+    return sequential_for_pair(history=history, a=a, b=b, current=use_current)

@@ -9,7 +9,7 @@ from django.db.models import Count
 
 from comparna.models import Dataset, RankingSnapshot
 from comparna.rna.canonical import structure_from_text
-from comparna.rna.prcurve import pool, pr_curve, pr_input, pr_point
+from comparna.rna.prcurve import PRECISION_CONVENTION, pool, pr_curve, pr_input, pr_point
 from comparna.services.pages.common import FAILED_STATES, LENGTH_BINS, ci_dict, current_scores, length_bin
 from comparna.services.pages.figures import PrLine, method_rank_figure, pr_curve_figure
 from predictors.models import Method, Prediction
@@ -107,7 +107,7 @@ def method_pr_curve(method: Method) -> dict | None:
         )
     if not curves:
         return None
-    return {"figure": pr_curve_figure(lines), "curves": curves}
+    return {"figure": pr_curve_figure(lines), "curves": curves, "precision_convention": PRECISION_CONVENTION}
 
 
 def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Prediction], dict[str, int]]:

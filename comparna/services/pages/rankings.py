@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services.pages.common import cached, ci_dict, current_scores, method_directory
 from comparna.services.pages.figures import rank_history_figure
+from comparna.services.uncertainty import cluster_labels
 
 
 def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
@@ -21,14 +23,22 @@ def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
         directory = method_directory()
         names = [row["method"] for row in snapshot.report.get("methods", [])]
         per_method: dict[str, list[float]] = defaultdict(list)
+        per_method_targets: dict[str, list[tuple[int, str]]] = defaultdict(list)
         for s in current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=names):
             per_method[s.method].append(s.mcc)
+            per_method_targets[s.method].append((s.target_id, s.source_id))
+        labels = cluster_labels({t for targets in per_method_targets.values() for t in targets})
         rows = []
         for row in snapshot.report.get("methods", []):
             info = directory.get(row["method"], {"pk": None, "input_kind": "single", "comparative": False})
-            rows.append(
-                {**row, **info, "mean_mcc": ci_dict(per_method.get(row["method"], []), seed=snapshot.seed)}
-            )
+            values = per_method.get(row["method"], [])
+            mean_mcc = ci_dict(values, seed=snapshot.seed)
+            if mean_mcc is not None:
+                # beside it: whole Rfam families / sequence clusters resampled
+                clusters = [labels[t] for t, _ in per_method_targets[row["method"]]]
+                cci = bootstrap_ci_mean(values, seed=snapshot.seed, clusters=clusters)
+                mean_mcc.update(clustered_low=cci.low, clustered_high=cci.high, clusters=len(set(clusters)))
+            rows.append({**row, **info, "mean_mcc": mean_mcc})
         return rows
 
     return cached(f"ranking-rows:{snapshot.pk}", compute)
@@ -97,6 +107,13 @@ def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
         names = [r["method"] for r in snapshot.report.get("methods", [])]
         verdicts = snapshot.report.get("verdicts", {})
         common = snapshot.report.get("common_targets", {})
+        pair_stats = snapshot.report.get("pair_statistics", {}).get("pairs", {})
+
+        def equivalence(a: str, b: str) -> str | None:
+            first, second = sorted((a, b))
+            eq = pair_stats.get(first, {}).get(second, {}).get("equivalence")
+            return eq["verdict"] if eq else None
+
         rows = []
         for i, a in enumerate(names):
             cells = []
@@ -108,6 +125,7 @@ def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
                         {
                             "kind": "verdict",
                             "value": verdicts.get(a, {}).get(b, "?"),
+                            "equivalence": equivalence(a, b),
                             "a": a,
                             "b": b,
                             "a_pk": directory.get(a, {}).get("pk"),
@@ -126,7 +144,7 @@ def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
                         }
                     )
             rows.append({"method": a, "pk": directory.get(a, {}).get("pk"), "cells": cells})
-        return {"methods": names, "rows": rows}
+        return {"methods": names, "rows": rows, "has_equivalence": bool(pair_stats)}
 
     return cached(f"matrix:{snapshot.pk}", compute)
 
