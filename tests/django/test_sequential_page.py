@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 
 from comparna.models import Dataset, RankingSnapshot, Subset
@@ -12,6 +13,14 @@ from comparna.services.pages.comparison import sequential_look, sequential_paire
 from tests.factories import make_method_version, make_prediction, make_target
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    # pages and the API cache by snapshot pk, and pks are reused after each test's rollback
+    cache.clear()
+    yield
+    cache.clear()
 
 
 def snapshot(subset, n_targets: int, k: int, pair: dict | None = None) -> RankingSnapshot:

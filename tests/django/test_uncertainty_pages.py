@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from django.core.cache import cache
 from django.urls import reverse
 
 from comparna.models import Subset
@@ -17,6 +18,14 @@ from tests.factories import make_dataset, make_method_version, make_prediction, 
 from tests.unit.test_rna_structure import perturb, random_nested
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    # pages and the API cache by snapshot pk, and pks are reused after each test's rollback
+    cache.clear()
+    yield
+    cache.clear()
 
 
 def family(target, accession: str, version: str = "v1") -> None:
