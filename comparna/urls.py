@@ -12,18 +12,18 @@ urlpatterns = [
     path("about/", views.AboutView.as_view(), name="about"),
     path("datasets/", views.DatasetListView.as_view(), name="datasets"),
     path("datasets/<slug:dataset>/targets/", views.DatasetTargetListView.as_view(), name="dataset-targets"),
-    path("targets/<int:pk>/", views.TargetDetailView.as_view(), name="target-detail"),
+    path("targets/<id:pk>/", views.TargetDetailView.as_view(), name="target-detail"),
     path("methods/", views.MethodListView.as_view(), name="methods"),
-    path("methods/<int:pk>/", views.MethodDetailView.as_view(), name="method-detail"),
+    path("methods/<id:pk>/", views.MethodDetailView.as_view(), name="method-detail"),
     path("rankings/", views.RankingIndexView.as_view(), name="rankings-index"),
     path("rankings/<slug:dataset>/", views.DatasetRankingView.as_view(), name="dataset-rankings"),
     path(RANKING, views.SubsetRankingView.as_view(), name="subset-rankings"),
     path(RANKING + "matrix/", views.RankingMatrixView.as_view(), name="ranking-matrix"),
     path(
-        RANKING + "compare/<int:a>/<int:b>/", views.MethodComparisonView.as_view(), name="method-comparison"
+        RANKING + "compare/<id:a>/<id:b>/", views.MethodComparisonView.as_view(), name="method-comparison"
     ),
     path(
-        RANKING + "compare/<int:a>/<int:b>/data.csv",
+        RANKING + "compare/<id:a>/<id:b>/data.csv",
         views.MethodComparisonCsvView.as_view(),
         name="method-comparison-csv",
     ),

@@ -6,9 +6,9 @@ from ingest import views
 
 urlpatterns = [
     path("pdb/polls/", views.PollRunListView.as_view(), name="poll-list"),
-    path("pdb/polls/<int:pk>/", views.PollRunDetailView.as_view(), name="poll-detail"),
+    path("pdb/polls/<id:pk>/", views.PollRunDetailView.as_view(), name="poll-detail"),
     path(
-        "targets/<int:pk>/inputs/<str:kind>.<str:fmt>",
+        "targets/<id:pk>/inputs/<str:kind>.<str:fmt>",
         views.ComparativeInputDownloadView.as_view(),
         name="comparative-input",
     ),

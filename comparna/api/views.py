@@ -22,6 +22,7 @@ from rest_framework.response import Response
 
 from comparna.api import serializers as s
 from comparna.models import Dataset, RankingSnapshot, Score, Subset, Target
+from comparna.params import ID_PATTERN, ascii_int
 from predictors.models import Method, MethodVersion, Prediction
 
 CACHE_PREFIX = "comparna:api:v1"
@@ -59,9 +60,10 @@ def parse_date(value: str | None, name: str) -> dt.date | None:
 def parse_int(value: str | None, name: str) -> int | None:
     if value in (None, ""):
         return None
-    if not value.isdigit() or len(value) > 18:
-        raise ValidationError({name: "expected a non-negative integer"})
-    return int(value)
+    number = ascii_int(value)
+    if number is None:
+        raise ValidationError({name: "expected a non-negative integer (ASCII digits, at most 18)"})
+    return number
 
 
 def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
@@ -76,7 +78,7 @@ class ReadOnly(viewsets.ReadOnlyModelViewSet):
     permission_classes: list = []
     pagination_class = Pagination
     schema = AutoSchema()
-    lookup_value_regex = r"\d+"
+    lookup_value_regex = ID_PATTERN  # ASCII digits, at most 18 (comparna.params)
 
     def q(self, name: str) -> str | None:
         value = self.request.query_params.get(name)
@@ -353,7 +355,7 @@ class RankingViewSet(ReadOnly):
         responses=s.RankingSnapshotSerializer(many=True),
     )
     @action(detail=False, pagination_class=None)
-    def latest(self, request):
+    def latest(self, request, format=None):  # noqa: A002 - DRF passes the ".json" suffix as format
         """The newest snapshot of every subset × definition (matching the filters), optionally as of a day."""
         as_of = parse_date(self.q("as_of"), "as_of")
         filters = repr((tuple(self.q(k) for k in ("dataset", "subset", "definition", "method")), as_of))
@@ -389,7 +391,7 @@ class RankingViewSet(ReadOnly):
 
     @extend_schema(responses=s.VerdictSerializer(many=True))
     @action(detail=True, pagination_class=None)
-    def verdicts(self, request, pk=None):
+    def verdicts(self, request, pk=None, format=None):  # noqa: A002 - the ".json" suffix
         """Every ordered pair of methods with its verdict and number of common targets."""
         snap = self.get_object()
         key = f"{CACHE_PREFIX}:verdicts:{snap.pk}"

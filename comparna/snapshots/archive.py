@@ -29,8 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
 
+from comparna.bounded import TarBudget, TooLarge
+
 MANIFEST_NAME = "MANIFEST"
 CHUNK = 1 << 20
+#: Caps on what an archive may decompress to (a snapshot of the whole RNA STRAND benchmark with every
+#: method is a few hundred MB): per member, in total, for the MANIFEST (read whole), and for bytes after
+#: the tar's end. Beyond them the archive is reported as too large instead of being read on.
+MAX_MEMBER_BYTES = 4 * 2**30
+MAX_TOTAL_BYTES = 16 * 2**30
+MAX_MANIFEST_BYTES = 64 * 2**20
+MAX_TRAILING_BYTES = 1 << 20
 
 __all__ = [
     "MANIFEST_NAME",
@@ -298,16 +307,38 @@ _READ_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile, tarfile.TarError, OSErro
 
 @contextlib.contextmanager
 def _open_stream(path: Path):
+    """The archive as a streamed tar whose members are checked against the caps before they are read."""
+    budget = TarBudget(MAX_MEMBER_BYTES, MAX_TOTAL_BYTES, what=f"archive {Path(path).name}")
     with gzip.open(path, "rb") as gz:
         try:
             with tarfile.open(fileobj=gz, mode="r|") as tar:
-                yield tar
+                yield _BudgetedTar(tar, budget)
             # The tar end-of-archive blocks may come before the gzip trailer: read to the end so its CRC and
             # length are checked too (a cut in the last bytes is a truncated file all the same).
-            while gz.read(CHUNK):
-                pass
+            trailing = 0
+            while chunk := gz.read(CHUNK):
+                trailing += len(chunk)
+                if trailing > MAX_TRAILING_BYTES:
+                    raise ArchiveError(f"archive has more than {MAX_TRAILING_BYTES} bytes after its end")
+        except TooLarge as exc:
+            raise ArchiveError(f"archive too large: {exc}") from exc
         except _READ_ERRORS as exc:
             raise ArchiveError(f"archive truncated or corrupt: {exc}") from exc
+
+
+class _BudgetedTar:
+    """Iterates a streamed tar, counting each member's declared size against a :class:`TarBudget`."""
+
+    def __init__(self, tar: tarfile.TarFile, budget: TarBudget):
+        self.tar, self.budget = tar, budget
+
+    def __iter__(self):
+        for info in self.tar:
+            self.budget.admit(info)
+            yield info
+
+    def extractfile(self, info: tarfile.TarInfo):
+        return self.tar.extractfile(info)
 
 
 def _split_root(member_name: str) -> tuple[str, str]:
@@ -382,6 +413,8 @@ def verify_archive(path: Path, *, expected_sha256: str | None = None) -> Verific
                 if not info.isfile():
                     report.problems.append(f"unexpected: {rel} is not a regular file")
                     continue
+                if rel == MANIFEST_NAME and info.size > MAX_MANIFEST_BYTES:
+                    raise ArchiveError(f"archive too large: {MANIFEST_NAME} is over {MAX_MANIFEST_BYTES} B")
                 fh = tar.extractfile(info)
                 h = hashlib.sha256()
                 buf = io.BytesIO() if rel == MANIFEST_NAME else None

@@ -13,8 +13,8 @@ app_name = "snapshots"
 
 urlpatterns = [
     path("<slug:dataset>/", SnapshotListView.as_view(), name="list"),
-    path("<slug:dataset>/<int:number>/", SnapshotDetailView.as_view(), name="detail"),
-    path("<slug:dataset>/<int:number>/download", SnapshotDownloadView.as_view(), name="download"),
+    path("<slug:dataset>/<id:number>/", SnapshotDetailView.as_view(), name="detail"),
+    path("<slug:dataset>/<id:number>/download", SnapshotDownloadView.as_view(), name="download"),
     path(
         "<slug:dataset>/compare/<str:method_a>/<str:method_b>.csv",
         SnapshotPairDownloadView.as_view(),

@@ -12,6 +12,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from comparna.models import Dataset, Subset
+from comparna.params import MAX_ID_DIGITS
 from comparna.snapshots.lifecycle import snapshot_path
 from comparna.snapshots.models import DatasetSnapshot
 from comparna.snapshots.pairs import pair_csv_rows
@@ -58,30 +59,36 @@ class SnapshotDetailView(TemplateView):
         return ctx
 
 
+def _offset(digits: str) -> int | None:
+    if not digits:
+        return None
+    return int(digits) if len(digits) <= MAX_ID_DIGITS else 10**MAX_ID_DIGITS
+
+
 def parse_range(header: str, size: int) -> tuple[int, int] | None | str:
     """The byte range of a ``Range`` header as (first, last) inclusive, None to ignore it, or "unsatisfiable".
 
     Only one range is served; a multi-range or malformed header is ignored (the whole file is sent), as
     RFC 9110 §14.2 allows.
     """
-    m = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+    # ASCII digits only (\d would take other scripts' digits); a number longer than 18 digits is larger
+    # than any file, and int() of thousands of digits raises, so it is read as "beyond the end".
+    m = re.fullmatch(r"[ \t]*bytes[ \t]*=[ \t]*([0-9]*)[ \t]*-[ \t]*([0-9]*)[ \t]*", header)
     if m is None:
         return None
-    first, last = m.groups()
-    if not first and not last:
+    first, last = (_offset(g) for g in m.groups())
+    if first is None and last is None:
         return None
-    if not first:  # suffix range: the last N bytes
-        n = int(last)
-        if n == 0 or size == 0:
+    if first is None:  # suffix range: the last N bytes
+        if last == 0 or size == 0:
             return "unsatisfiable"
-        return max(0, size - n), size - 1
-    start = int(first)
-    if last and int(last) < start:
+        return max(0, size - last), size - 1
+    if last is not None and last < first:
         return None
-    if start >= size:
+    if first >= size:
         return "unsatisfiable"
-    end = int(last) if last else size - 1
-    return start, min(end, size - 1)
+    end = last if last is not None else size - 1
+    return first, min(end, size - 1)
 
 
 def _file_range(path, start: int, length: int):

@@ -13,6 +13,7 @@ from django.views import View
 from django.views.generic import TemplateView
 
 from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.params import ascii_int
 from comparna.services.pages.common import cache_get, cached
 from comparna.services.pages.comparison import compare_methods, comparison_csv
 from comparna.services.pages.rankings import (
@@ -39,9 +40,10 @@ def snapshot_pk(request, *, dataset: str, subset: str, definition: str) -> int:
     """
     wanted = request.GET.get("snapshot")
     if wanted:
-        if not wanted.isdigit() or len(wanted) > 18:
+        pk = ascii_int(wanted)
+        if pk is None:
             raise Http404("snapshot must be a number")
-        return int(wanted)
+        return pk
     return cached(
         f"newest:{dataset}:{subset}:{definition}",
         lambda: _snapshots(dataset, subset, definition).values_list("pk", flat=True).first() or 0,

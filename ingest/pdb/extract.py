@@ -34,6 +34,11 @@ from pathlib import Path
 
 import gemmi
 
+from comparna.bounded import TooLarge, gunzip_capped
+
+#: Largest decompressed structure file read (the largest mmCIF entries, ribosomes, are a few hundred MB).
+MAX_STRUCTURE_BYTES = 2 * 2**30
+
 #: Chains must be longer than this (SCIENCE.md §3: "length > 20 nt").
 MIN_LENGTH_EXCLUSIVE = 20
 
@@ -210,7 +215,9 @@ def read_text(path: str | Path) -> str:
         raise StructureFileError(f"{path}: cannot read file: {exc.strerror or exc}") from exc
     if raw[:2] == b"\x1f\x8b":
         try:
-            raw = gzip.decompress(raw)
+            raw = gunzip_capped(path, MAX_STRUCTURE_BYTES)
+        except TooLarge as exc:
+            raise StructureFileError(str(exc)) from exc
         except (OSError, EOFError, gzip.BadGzipFile) as exc:
             raise StructureFileError(f"{path}: corrupt gzip data: {exc}") from exc
     return raw.decode("utf-8", errors="replace")

@@ -30,6 +30,9 @@ from pathlib import Path
 
 import requests
 
+from comparna.bounded import CappedInflater, TooLarge
+from ingest.pdb.extract import MAX_STRUCTURE_BYTES
+
 DEFAULT_SEARCH_URL = "https://search.rcsb.org/rcsbsearch/v2/query"
 DEFAULT_DOWNLOAD_URL = "https://files.rcsb.org/download"
 
@@ -303,21 +306,21 @@ class RcsbClient:
                 raise _Fatal(f"HTTP {response.status_code}")
             expected = response.headers.get("Content-Length")
             sha = hashlib.sha256()
-            inflater = zlib.decompressobj(wbits=31)  # 31: gzip wrapper, checks CRC-32 and ISIZE
-            size = usize = 0
+            # Checks CRC-32 and length of every gzip member; output is counted, never kept (a bomb stops
+            # at the cap instead of filling memory or disk).
+            inflater = CappedInflater(MAX_STRUCTURE_BYTES, f"{pdb_id}.cif.gz")
+            size = 0
             try:
                 # raw bytes as sent: a Content-Encoding must not be undone, the file itself is the gzip
                 for chunk in response.raw.stream(64 * 1024, decode_content=False):
                     out.write(chunk)
                     sha.update(chunk)
                     size += len(chunk)
-                    usize += len(inflater.decompress(chunk))
-                    while inflater.unused_data:  # multi-member gzip
-                        rest = inflater.unused_data
-                        inflater = zlib.decompressobj(wbits=31)
-                        usize += len(inflater.decompress(rest))
+                    inflater.feed(chunk)
             except (requests.ConnectionError, requests.Timeout) as exc:
                 raise _Retryable(f"{type(exc).__name__} while reading: {exc}") from None
+            except TooLarge as exc:
+                raise _Fatal(str(exc)) from None
             except zlib.error as exc:
                 raise _Retryable(f"corrupt gzip data: {exc}") from None
             except Exception as exc:  # urllib3 errors (ProtocolError, ReadTimeoutError) arrive unwrapped
@@ -330,7 +333,7 @@ class RcsbClient:
                 raise _Retryable("empty body")
             if not inflater.eof:
                 raise _Retryable(f"truncated gzip: stream ends before its trailer after {size} bytes")
-        return size, usize, sha.hexdigest()
+        return size, inflater.size, sha.hexdigest()
 
 
 class _Fatal(Exception):

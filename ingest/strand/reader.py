@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from comparna.bounded import TarBudget
 from comparna.rna.formats import read_bpseq
 from comparna.rna.structure import Structure, StructureFormatError
 
@@ -225,21 +226,47 @@ def _wanted(member: tarfile.TarInfo) -> bool:
     return member.isfile() and member.name.endswith(".bpseq") and not any(p.startswith(".") for p in parts)
 
 
+#: Caps on what a tarball may decompress to (the real v2.0 export: 4666 files, largest 41 KB, 27 MB in
+#: all). A larger member is recorded as an unreadable entry; a larger whole stops the import (TooLarge).
+MAX_MEMBER_BYTES = 4 * 2**20
+MAX_TOTAL_BYTES = 1024 * 2**20
+
+
+def _budget(path: Path) -> TarBudget:
+    return TarBudget(member_cap=2**62, total_cap=MAX_TOTAL_BYTES, what=f"RNA STRAND archive {path.name}")
+
+
 def count_entries(path: str | Path) -> int:
-    """Number of ``.bpseq`` files in a tarball or directory (for a progress total)."""
+    """Number of ``.bpseq`` files in a tarball or directory (for a progress total).
+
+    Raises
+    ------
+    TooLarge
+        When the tarball decompresses to more than :data:`MAX_TOTAL_BYTES`.
+    """
     p = Path(path)
     if p.is_dir():
         return sum(1 for _ in p.glob("*.bpseq"))
+    budget = _budget(p)
+    n = 0
     with tarfile.open(p, "r|*") as tf:
-        return sum(1 for m in tf if _wanted(m))
+        for m in tf:
+            budget.admit(m)
+            n += _wanted(m)
+    return n
 
 
 def iter_entries(path: str | Path) -> Iterator[StrandEntry | StrandError]:
     """Yield every entry of an RNA STRAND BPSEQ tarball (streamed, nothing extracted) or directory.
 
     Tarball members are yielded in archive order, directory files sorted by name. Non-``.bpseq`` members
-    and files under hidden directories are skipped. A file that cannot be read or parsed yields a
-    :class:`StrandError`.
+    and files under hidden directories are skipped. A file that cannot be read or parsed, or is larger
+    than :data:`MAX_MEMBER_BYTES`, yields a :class:`StrandError`.
+
+    Raises
+    ------
+    TooLarge
+        When the tarball decompresses to more than :data:`MAX_TOTAL_BYTES` (nothing more is read).
     """
     p = Path(path)
     if p.is_dir():
@@ -247,11 +274,18 @@ def iter_entries(path: str | Path) -> Iterator[StrandEntry | StrandError]:
             text = _decode(f.stem, f.name, f.read_bytes())
             yield text if isinstance(text, StrandError) else parse_entry(f.stem, text, member=f.name)
         return
+    budget = _budget(p)
     with tarfile.open(p, "r|*") as tf:
         for m in tf:
+            budget.admit(m)  # sizes from the tar header: checked before anything is decompressed
             if not _wanted(m):
                 continue
             entry_id = Path(m.name).stem
+            if m.size > MAX_MEMBER_BYTES:
+                yield StrandError(
+                    entry_id, m.name, f"{m.size} bytes uncompressed, over the {MAX_MEMBER_BYTES} byte limit"
+                )
+                continue
             fh = tf.extractfile(m)
             if fh is None:
                 yield StrandError(entry_id, m.name, "tar member cannot be read")

@@ -157,3 +157,26 @@ def test_openapi_schema_and_offline_docs(client, site):
     assert {"dataset", "method", "since", "until", "page", "page_size"} <= params
     docs = client.get("/api/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/" in docs and "cdn" not in docs.lower()
+
+
+def test_format_suffix_on_custom_actions(client, site):
+    # /latest.json and /<pk>/verdicts.json come through the format suffix: they were 500s (issue 11 fuzz).
+    latest = client.get("/api/rankings/latest.json")
+    assert latest.status_code == 200 and latest["Content-Type"].startswith("application/json")
+    pk = latest.json()[0]["id"]
+    assert client.get(f"/api/rankings/{pk}/verdicts.json").status_code == 200
+    assert client.get("/api/rankings/999999999999999999/verdicts.json").status_code == 404
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "1" * 19, "9" * 5000, "-1"])
+def test_integer_filters_and_ids_take_ascii_digits_only(client, site, value):
+    assert client.get("/api/predictions/", {"target": value}).status_code == 400
+    assert client.get("/api/scores/", {"target": value}).status_code == 400
+    assert client.get(f"/api/predictions/{value}/").status_code == 404
+    assert client.get(f"/targets/{value}/").status_code == 404
+    assert client.get("/rankings/rnastrand/all/extended/", {"snapshot": value}).status_code == 404
+
+
+def test_nul_in_a_url_is_a_bad_request(client, site):
+    assert client.get("/api/predictions/", {"method": "a\x00b"}).status_code == 400
+    assert client.get("/methods/a%00b/status/").status_code == 400

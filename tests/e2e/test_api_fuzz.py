@@ -26,3 +26,126 @@ schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_app
 def test_api_never_fails_and_conforms_to_its_schema(case, site):
     response = case.call()
     case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])
+
+
+# -- every URL pattern and filter, over HTTP, on gunicorn + PostgreSQL (issue 11) --------------------------
+# PostgreSQL is where odd values hurt most (64-bit id columns, no NUL in text), so this fuzz runs against the
+# production stack: every path parameter of every URL pattern and every query parameter of every page and API
+# endpoint gets non-ASCII digits, huge numbers, NUL and friends; the snapshot download gets odd Range headers.
+# No response may be a server error.
+
+ODD = [
+    "²", "٣", "１", "-1", "0", "9" * 18, "9" * 19, "9" * 4400, "1e3", "%00", "%C2%B2", "a%20b", "..", "é",
+    "x" * 300,
+]
+# Query parameters get the ones that broke parsers (fewer: there are many more parameters than path parts).
+ODD_QUERY = ["²", "٣", "9" * 19, "9" * 4400, "%00", "", "x" * 300, "true", "2024-13-45"]
+GOOD = {
+    "dataset": "rnastrand", "slug": "rnastrand", "subset": "all", "definition": "extended", "pk": "1",
+    "a": "1", "b": "2", "number": "1", "format": "json", "name": "GoodFold", "method_a": "GoodFold",
+    "method_b": "MidFold", "kind": "seed", "fmt": "sto",
+}
+PAGE_QUERY = ["snapshot", "sort", "dir", "kind", "q", "subset", "page"]
+RANGES = [
+    "bytes=" + "9" * 4400 + "-", "bytes=-" + "9" * 4400, "bytes=0-" + "9" * 4400, "bytes=²-", "bytes=٣-٤",
+    "bytes=5-1", "bytes=0-0,5-9", "bytes=-0", "bytes=0-", "bytes=-", "bytes=", "items=0-1", "bytes=1-2-3",
+    "bytes=\t0-1", "bytes=99999999999999999999-",
+]
+
+
+def _patterns() -> list[tuple[str, list[str]]]:
+    """(URL template with {name} slots, names) of every non-admin URL pattern."""
+    import re
+
+    from django.urls import URLResolver, get_resolver
+
+    def walk(patterns, prefix=""):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                yield from walk(p.url_patterns, prefix + str(p.pattern))
+            else:
+                yield prefix + str(p.pattern)
+
+    out = []
+    for raw in walk(get_resolver().url_patterns):
+        if raw.startswith("admin/") or "drf_format_suffix" in raw:
+            continue
+        template = re.sub(r"\(\?P<(\w+)>[^)]*\)", r"{\1}", raw)  # regex groups (the API router's)
+        template = re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", template)  # path converters
+        names = re.findall(r"{(\w+)}", template)
+        template = template.replace("^", "").replace("$", "").replace("\\.", ".").replace("/?", "/")
+        out.append(("/" + template, names))
+    return out
+
+
+@pytest.fixture(scope="module")
+def fuzz_site():
+    from tests.e2e.stack import production_stack
+
+    with production_stack() as stack:
+        stack.manage("shell", "-c", "from tests.web_data import build_site_data; build_site_data()")
+        stack.manage("make_snapshot", "rnastrand")
+        yield stack.start_web()
+
+
+@pytest.mark.timeout(900)
+def test_fuzz_every_url_pattern_filter_and_range_header_gives_no_server_error(fuzz_site):
+    import concurrent.futures
+    import re
+    import threading
+    import time
+
+    import requests
+
+    base = fuzz_site
+    schema = requests.get(base + "/api/schema/?format=json", timeout=30).json()
+    api_query = {
+        path: [p["name"] for p in op.get("parameters", []) if p.get("in") == "query"] + ["page", "page_size"]
+        for path, ops in schema["paths"].items()
+        for method, op in ops.items()
+        if method == "get"
+    }
+    requests_to_make: list[tuple[str, dict, dict]] = []
+    for template, names in _patterns():
+        good = {n: GOOD.get(n, "1") for n in names}
+        for name in names:
+            for odd in ODD:
+                requests_to_make.append((template.format(**{**good, name: odd}), {}, {}))
+        path = template.format(**good)
+        if path.startswith("/api/"):
+            query = api_query.get(re.sub(r"/1/", "/{id}/", path), ["page", "page_size"])
+        else:
+            query = PAGE_QUERY
+        for q in query:
+            for odd in ODD_QUERY:
+                requests_to_make.append((path, {q: odd}, {}))
+    download = "/snapshots/rnastrand/1/download"
+    for header in RANGES:
+        requests_to_make.append((download, {}, {"Range": header}))
+        requests_to_make.append((download, {}, {"Range": header, "If-Range": "²"}))
+    requests_to_make.append((download, {}, {"If-None-Match": "9" * 5000}))
+
+    local = threading.local()
+    failures: list[str] = []
+    statuses: dict[int, int] = {}
+
+    def fetch(item):
+        path, params, headers = item
+        session = getattr(local, "session", None) or requests.Session()
+        local.session = session
+        raw_headers = {k: v.encode("utf-8") for k, v in headers.items()}  # non-Latin-1 digits too
+        r = session.get(base + path, params=params, headers=raw_headers, timeout=60, stream=True)
+        r.close()
+        return item, r.status_code
+
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        for (path, params, headers), status in pool.map(fetch, requests_to_make):
+            statuses[status] = statuses.get(status, 0) + 1
+            if status >= 500:
+                failures.append(f"{status} {path} {params} {headers}"[:300])
+    took = time.monotonic() - start
+    print(f"fuzz: {len(requests_to_make)} requests in {took:.0f} s, statuses {sorted(statuses.items())}")
+    assert len(requests_to_make) > 1500 and statuses.get(200, 0) > 100, statuses
+    summary = f"{len(failures)} server errors of {len(requests_to_make)} requests:\n"
+    assert failures == [], summary + "\n".join(failures[:40])

@@ -94,6 +94,7 @@ class LocalRcsb:
         self.cut: dict[str, int] = {}
         self.malformed: set[str] = set()
         self.gone: set[str] = set()
+        self.bodies: dict[str, bytes] = {}  # served instead of the entry's gzip (e.g. a gzip bomb)
         self.search_fail_500 = 0
         self.log: list[tuple[str, str, int]] = []
         self._lock = threading.Lock()
@@ -165,6 +166,8 @@ class LocalRcsb:
     def gzipped(self, pdb_id: str) -> bytes:
         """The bytes served for ``pdb_id`` (gzip of the source file; mtime 0 so it is reproducible)."""
         with self._lock:
+            if pdb_id in self.bodies:
+                return self.bodies[pdb_id]
             if pdb_id not in self._gz_cache:
                 entry = self.entries[pdb_id]
                 if pdb_id in self.malformed:
