@@ -71,7 +71,8 @@ host_mirror() {
 }
 NONFREE_SOURCES=/etc/apt/sources.list.d/comparna-non-free.sources
 rnapkplex() {
-  local suite
+  local suite start
+  start=$(date +%s)
   if command -v RNAPKplex >/dev/null 2>&1; then note "RNAPKplex present ($(RNAPKplex --version 2>/dev/null))"; return 0; fi
   if [ "${COMPARNA_SKIP_NONFREE:-0}" = 1 ]; then
     note "RNAPKplex skipped (COMPARNA_SKIP_NONFREE=1: Debian's non-free component stays disabled)"; return 0
@@ -89,7 +90,7 @@ rnapkplex() {
   fi
   if DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends vienna-rna >/dev/null \
       && command -v RNAPKplex >/dev/null 2>&1; then
-    note "RNAPKplex $(RNAPKplex --version 2>/dev/null | awk '{print $2}') installed (Debian vienna-rna, non-free)"
+    note "RNAPKplex $(RNAPKplex --version 2>/dev/null | awk '{print $2}') installed in $(( $(date +%s) - start )) s (Debian vienna-rna, non-free)"
   else
     skip "RNAPKplex: apt-get could not install vienna-rna from Debian's non-free component"
   fi
@@ -169,7 +170,7 @@ method_venv() {
   if [ ! -e "$dir" ] && [ -x "var/venvs/$name/bin/python" ]; then
     mkdir -p "$VENVS_DIR"
     mv "var/venvs/$name" "$dir"
-    if PYTHON=/usr/bin/python3 sh "$setup" --check "$dir" >/dev/null 2>&1; then
+    if sh "$setup" --check "$dir" >/dev/null 2>&1; then
       echo "$want" > "$dir/.comparna-stamp"
       note "$label virtualenv moved from var/venvs/$name to $dir"; return 0
     fi
@@ -182,8 +183,9 @@ method_venv() {
   mkdir -p "$VENVS_DIR"
   log=$(mktemp "/tmp/comparna-$name-XXXXXX.log")
   start=$(date +%s)
-  if PYTHON=/usr/bin/python3 sh "$setup" "$dir" "$torch" >"$log" 2>&1 \
-      && PYTHON=/usr/bin/python3 sh "$setup" --check "$dir" >>"$log" 2>&1; then
+  # Debian's Python (the sandbox binds /usr, not a pyenv), torch first, then the method's own setup script.
+  if { /usr/bin/python3 -m venv "$dir" && { [ -z "$torch" ] || "$dir/bin/pip" install -q "$torch"; } \
+        && sh "$setup" "$dir" && sh "$setup" --check "$dir"; } >"$log" 2>&1; then
     rm -f "$log"
     chmod -R a+rX "$dir"  # the sandbox runs predictors as an unprivileged uid
     echo "$want" > "$dir/.comparna-stamp"

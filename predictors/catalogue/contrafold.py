@@ -15,7 +15,8 @@ CONTRAFOLD = Program(
     licence="MIT (gpu-contrafold); CONTRAfold model and parameters: BSD",
     training_data=("contrafold-rfam",),
     module="contrafold_fold",
-    # Numba needs ~300 MB; a missing machine-code cache costs ~30 s of compilation.
+    # Numba needs ~300 MB; a missing machine-code cache costs ~30 s of compilation. Sandbox timings (load
+    # ~6): Viterbi 1000 nt 3 s, 2000 nt 9 s; MEA (posteriors computed twice) 1000 nt 20 s, 2000 nt 126 s.
     defaults={
         "output_format": "pairs-json",
         "max_length": 2000,
@@ -56,4 +57,17 @@ def contrafold_variants() -> tuple[PredictorSpec, ...]:
                 "0.001 stored.",
             )
         )
+    specs.append(
+        CONTRAFOLD.variant(
+            "CONTRAfold-ThreshKnot",
+            *(*NUMBA_CACHE_ARGS, "--mode", "threshknot", "--theta", "0.3"),
+            cite="Zhang L, Zhang H, Mathews DH, Huang L. ThreshKnot: Thresholded ProbKnot for improved RNA "
+            "secondary structure prediction. arXiv:1912.12796 (2019)",
+            pseudoknots=True,
+            produces_probabilities=True,
+            description="ThreshKnot (theta = 0.3: pairs with posterior >= 0.3 whose bases are each other's "
+            "most probable partners; may give pseudoknots) on the CONTRAfold posteriors; pair probabilities "
+            ">= 0.001 stored.",
+        )
+    )
     return tuple(specs)

@@ -51,7 +51,9 @@ EFOLD = _venv_program(
     training_data=("efold-database",),
     module="efold_fold",
 )
-EFOLD_MAX_LENGTH, EFOLD_TIME_LIMIT = 1000, 300.0
+# eFold in the sandbox (load ~6): 300 nt 8 s / 1.9 GB, 500 nt 16 s / 4.5 GB, 1000 nt needs more than 15 GB
+# (its post-processing grows about quadratically), so 600 nt (about 6.5 GB) is the longest run.
+EFOLD_MAX_LENGTH, EFOLD_TIME_LIMIT = 600, 300.0
 
 
 def venv_variants() -> tuple[PredictorSpec, ...]:

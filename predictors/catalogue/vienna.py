@@ -19,11 +19,6 @@ VIENNA_LICENCE = (
     "ViennaRNA licence: research, educational and commercial use and modification, no redistribution for a "
     "fee, credit to the authors"
 )
-_DECODER_CITE = {
-    "mfe": "Zuker M, Stiegler P. Nucleic Acids Res 9:133-148 (1981)",
-    "mea": "Do CB, Woods DA, Batzoglou S. Bioinformatics 22:e90-e98 (2006)",
-    "centroid": "Ding Y, Chan CY, Lawrence CE. RNA 11:1157-1166 (2005)",
-}
 
 RNAFOLD = Program(
     program="predictors.programs.vienna_fold (ViennaRNA RNA module)",
@@ -89,64 +84,89 @@ def _name(prefix: str, pset: ParameterSet, suffix: str = "") -> str:
     return "-".join(part for part in (prefix, pset.label, suffix) if part)
 
 
+@dataclass(frozen=True)
+class Decoder:
+    """How a structure is read from the energy model (``vienna_fold --mode``)."""
+
+    suffix: str  # in spec names
+    args: tuple[str, ...]
+    citation: str
+    description: str  # "{params}" is replaced by the parameter set's text
+    fields: dict
+    default_set_only: bool = False
+
+
+_WITH_PROBABILITIES = {
+    "output_format": "pairs-json",
+    "time_limit_s": 600,
+    "memory_limit_mb": 6144,
+    "produces_probabilities": True,
+}
+DECODERS = (
+    Decoder(
+        "MFE",
+        ("--mode", "mfe"),
+        "Zuker M, Stiegler P. Nucleic Acids Res 9:133-148 (1981)",
+        "Minimum free energy structure, {params}.",
+        {"output_format": "dot-bracket", "time_limit_s": 300, "memory_limit_mb": 4096},
+    ),
+    Decoder(
+        "MEA",
+        ("--mode", "mea", "--gamma", "1.0"),
+        "Do CB, Woods DA, Batzoglou S. Bioinformatics 22:e90-e98 (2006)",
+        "Maximum expected accuracy structure (gamma = 1) from the McCaskill partition function, {params}; "
+        "pair probabilities >= 0.001 stored.",
+        _WITH_PROBABILITIES,
+    ),
+    Decoder(
+        "centroid",
+        ("--mode", "centroid"),
+        "Ding Y, Chan CY, Lawrence CE. RNA 11:1157-1166 (2005)",
+        "Centroid of the Boltzmann ensemble (pairs with probability > 0.5), {params}; pair probabilities "
+        ">= 0.001 stored.",
+        _WITH_PROBABILITIES,
+    ),
+    Decoder(
+        "ThreshKnot",
+        ("--mode", "threshknot", "--theta", "0.3"),
+        "Zhang L, Zhang H, Mathews DH, Huang L. ThreshKnot: Thresholded ProbKnot for improved RNA secondary "
+        "structure prediction. arXiv:1912.12796 (2019)",
+        "ThreshKnot (theta = 0.3: pairs with probability >= 0.3 whose bases are each other's most probable "
+        "partners; may give pseudoknots) on the exact McCaskill pair probabilities, {params}; pair "
+        "probabilities >= 0.001 stored.",
+        {**_WITH_PROBABILITIES, "pseudoknots": True},
+        default_set_only=True,
+    ),
+)
+
+
 def rnafold_variants() -> tuple[PredictorSpec, ...]:
-    """RNAfold-[SET-]MFE, -MEA and -centroid for every parameter set.
+    """RNAfold-[SET-]MFE, -MEA and -centroid on every parameter set, RNAfold-ThreshKnot on the default one.
 
     The default set keeps the names and commands it always had (no ``--params``), so its method versions
     do not change.
     """
-    specs = []
-    for pset in PARAMETER_SETS:
-        params = () if pset.key == "turner2004" else ("--params", pset.key)
-        specs += [
-            RNAFOLD.variant(
-                _name("RNAfold", pset, "MFE"),
-                "--mode",
-                "mfe",
-                *params,
-                cite=join_citations(_DECODER_CITE["mfe"], pset.citation),
-                training=pset.training,
-                output_format="dot-bracket",
-                time_limit_s=300,
-                memory_limit_mb=4096,
-                description=f"Minimum free energy structure, {pset.text}.",
-            ),
-            RNAFOLD.variant(
-                _name("RNAfold", pset, "MEA"),
-                "--mode",
-                "mea",
-                "--gamma",
-                "1.0",
-                *params,
-                cite=join_citations(_DECODER_CITE["mea"], pset.citation),
-                training=pset.training,
-                output_format="pairs-json",
-                time_limit_s=600,
-                memory_limit_mb=6144,
-                produces_probabilities=True,
-                description=f"Maximum expected accuracy structure (gamma = 1) from the McCaskill partition "
-                f"function, {pset.text}; pair probabilities >= 0.001 stored.",
-            ),
-            RNAFOLD.variant(
-                _name("RNAfold", pset, "centroid"),
-                "--mode",
-                "centroid",
-                *params,
-                cite=join_citations(_DECODER_CITE["centroid"], pset.citation),
-                training=pset.training,
-                output_format="pairs-json",
-                time_limit_s=600,
-                memory_limit_mb=6144,
-                produces_probabilities=True,
-                description="Centroid of the Boltzmann ensemble (pairs with probability > 0.5), "
-                f"{pset.text}; pair probabilities >= 0.001 stored.",
-            ),
-        ]
-    return tuple(specs)
+    return tuple(
+        RNAFOLD.variant(
+            _name("RNAfold", pset, decoder.suffix),
+            *decoder.args,
+            *(() if pset.key == "turner2004" else ("--params", pset.key)),
+            cite=join_citations(decoder.citation, pset.citation),
+            training=pset.training,
+            description=decoder.description.format(params=pset.text),
+            **decoder.fields,
+        )
+        for pset in PARAMETER_SETS
+        for decoder in DECODERS
+        if pset.key == "turner2004" or not decoder.default_set_only
+    )
 
 
 def sampling_variants() -> tuple[PredictorSpec, ...]:
-    """Sfold's procedure (sample, cluster, centroid of the largest cluster) on every parameter set."""
+    """Sfold's procedure (sample, cluster, centroid of the largest cluster) on every parameter set.
+
+    Sandbox timings (load ~6): 1000 nt 6 s, 2000 nt 49 s (about cubic), hence 2000 nt at most.
+    """
     return tuple(
         RNAFOLD.variant(
             _name("Sfold-style-sampling", pset),
@@ -154,6 +174,7 @@ def sampling_variants() -> tuple[PredictorSpec, ...]:
             cite=join_citations(_SFOLD_CITE, pset.citation),
             training=pset.training,
             output_format="pairs-json",
+            max_length=2000,
             time_limit_s=600,
             memory_limit_mb=6144,
             produces_probabilities=True,
@@ -196,7 +217,10 @@ RNAPKPLEX = Program(
 
 
 def rnapkplex_variants() -> tuple[PredictorSpec, ...]:
-    """RNAPKplex with its defaults (Turner 2004, pseudoknot initiation cost -8.10 kcal/mol)."""
+    """RNAPKplex with its defaults (Turner 2004, pseudoknot initiation cost -8.10 kcal/mol).
+
+    Sandbox timings (load ~6): 1000 nt 77 s, 2000 nt more than 600 s, hence 1000 nt at most.
+    """
     return (
         RNAPKPLEX.variant(
             "RNAPKplex",

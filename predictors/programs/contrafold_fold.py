@@ -5,8 +5,9 @@ CONTRAfold's conditional log-linear model with its bundled 2.0 parameters and re
 binary's Viterbi (``--viterbi``) and MEA (``predict --gamma``) structures and posteriors (its validation
 against CONTRAfold 2.02); here its CPU engine (Numba) runs, never the GPU one.
 
-Modes: ``viterbi`` (maximum-probability structure) and ``mea`` (maximum expected accuracy structure with
-``--gamma``, CONTRAfold's default decoding; pair probabilities above ``--cutoff`` are printed).
+Modes: ``viterbi`` (maximum-probability structure), ``mea`` (maximum expected accuracy structure with
+``--gamma``, CONTRAfold's default decoding) and ``threshknot`` (ThreshKnot on the posteriors, ``--theta``;
+may give pseudoknots); the last two print pair probabilities above ``--cutoff``.
 
 Numba compiles the engine on first use (tens of seconds) and caches the machine code. The install step
 fills a cache in ``<venvs>/_data/numba-cache`` (:func:`warm_up`), which specs pass as ``--numba-cache
@@ -30,8 +31,9 @@ from predictors.programs._common import (
     print_pairs_json,
     read_query,
 )
+from predictors.programs.threshknot import DEFAULT_THETA, threshknot
 
-MODES = ("viterbi", "mea")
+MODES = ("viterbi", "mea", "threshknot")
 
 
 def use_numba_cache(source: Path) -> None:
@@ -67,7 +69,14 @@ def parameters() -> dict:
     return _params
 
 
-def predict(sequence: str, *, mode: str = "mea", gamma: float = 6.0, cutoff: float = DEFAULT_CUTOFF) -> dict:
+def predict(
+    sequence: str,
+    *,
+    mode: str = "mea",
+    gamma: float = 6.0,
+    theta: float = DEFAULT_THETA,
+    cutoff: float = DEFAULT_CUTOFF,
+) -> dict:
     """``{"structure": dot-bracket, "pairs": [(i, j)], "probabilities": [(i, j, p)] or None}`` (1-based)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
@@ -75,7 +84,6 @@ def predict(sequence: str, *, mode: str = "mea", gamma: float = 6.0, cutoff: flo
     if mode == "viterbi":
         structure = engine.mfe(sequence, params)
         return {"structure": structure, "pairs": parse_dot_bracket(structure).pairs, "probabilities": None}
-    structure = engine.mea(sequence, params, gamma=gamma)
     matrix = engine.bpp(sequence, params)  # upper triangle, 0-based
     n = len(sequence)
     probabilities = [
@@ -84,11 +92,11 @@ def predict(sequence: str, *, mode: str = "mea", gamma: float = 6.0, cutoff: flo
         for j in range(i + 1, n)
         if matrix[i, j] >= cutoff
     ]
-    return {
-        "structure": structure,
-        "pairs": parse_dot_bracket(structure).pairs,
-        "probabilities": probabilities,
-    }
+    if mode == "threshknot":
+        return {"structure": None, "pairs": threshknot(probabilities, theta), "probabilities": probabilities}
+    structure = engine.mea(sequence, params, gamma=gamma)
+    pairs = parse_dot_bracket(structure).pairs
+    return {"structure": structure, "pairs": pairs, "probabilities": probabilities}
 
 
 def warm_up(cache: Path) -> None:
@@ -105,20 +113,21 @@ def main(argv: list[str] | None = None) -> None:
     parser = base_parser(__doc__.splitlines()[0], "gpu-contrafold")
     parser.add_argument("--mode", choices=MODES, default="mea")
     parser.add_argument("--gamma", type=float, default=6.0, help="MEA gamma (CONTRAfold's default 6)")
+    parser.add_argument("--theta", type=float, default=DEFAULT_THETA, help="ThreshKnot threshold")
     parser.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF, help="probability cut-off")
     parser.add_argument("--numba-cache", type=Path, help="prebuilt Numba cache (copied when read-only)")
     args = parser.parse_args(argv)
     if args.numba_cache is not None:
         use_numba_cache(args.numba_cache)
     _name, seq = read_query(args.fasta)
-    result = predict(seq, mode=args.mode, gamma=args.gamma, cutoff=args.cutoff)
+    result = predict(seq, mode=args.mode, gamma=args.gamma, theta=args.theta, cutoff=args.cutoff)
     print_pairs_json(
         program=f"gpu-contrafold CPU {args.mode}" + (f" gamma={args.gamma:g}" if args.mode == "mea" else ""),
         version=package_version("gpu-contrafold"),
         sequence=seq,
         pairs=result["pairs"],
         probabilities=result["probabilities"],
-        extra={"structure": result["structure"]},
+        extra={"structure": result["structure"]} if result["structure"] else None,
     )
 
 

@@ -20,15 +20,7 @@ from predictors.programs._common import (
     print_pairs_json,
     read_query,
 )
-
-
-def threshknot(probs: list[tuple[int, int, float]], theta: float) -> list[tuple[int, int]]:
-    """Pairs (i, j) with p >= theta that are the most probable partner of both i and j."""
-    best: dict[int, float] = {}
-    for i, j, p in probs:
-        best[i] = max(best.get(i, 0.0), p)
-        best[j] = max(best.get(j, 0.0), p)
-    return [(i, j) for i, j, p in probs if p >= theta and p == best[i] and p == best[j]]
+from predictors.programs.threshknot import threshknot
 
 
 def predict(

@@ -1,9 +1,9 @@
 #!/bin/sh
-# Build eFold's own virtualenv: torch 2.13.0 (CPU) first, then efold 0.1.2 and its pinned dependency
-# closure (efold-requirements.txt) without letting pip resolve anything else (no CUDA torch).
-# Usage: sh predictors/programs/setup_efold.sh VENV_DIR TORCH     (TORCH: a wheel file or a pip requirement)
+# Install eFold 0.1.2 and its pinned dependency closure (efold-requirements.txt) into its virtualenv,
+# without letting pip resolve anything else (no CUDA torch).
+# Usage: sh predictors/programs/setup_efold.sh VENV_DIR           (the venv exists and holds torch)
 #        sh predictors/programs/setup_efold.sh --check VENV_DIR   (exit 0 when the venv predicts a hairpin)
-# Called by scripts/install_predictors.sh (predictors/core/venvs.py decides where the venv goes).
+# Called by scripts/install_predictors.sh, which makes the venv (Debian's python3 + torch).
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -16,8 +16,4 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 VENV=$1
-TORCH=$2
-PYTHON=${PYTHON:-/usr/bin/python3}  # Debian's Python: the sandbox binds /usr, not a pyenv in /root
-"$PYTHON" -m venv "$VENV"
-"$VENV/bin/pip" install -q "$TORCH"
 "$VENV/bin/pip" install -q --no-deps -r "$HERE/efold-requirements.txt"

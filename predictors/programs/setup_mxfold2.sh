@@ -1,9 +1,9 @@
 #!/bin/sh
-# Build MXfold2's own virtualenv (it pins torch<2 on paper but runs with torch 2.13.0 here).
-# Usage: sh predictors/programs/setup_mxfold2.sh VENV_DIR TORCH   (TORCH: a wheel file or a pip requirement)
+# Install MXfold2 into its virtualenv (it pins torch<2 on paper but runs with torch 2.13.0 here).
+# Usage: sh predictors/programs/setup_mxfold2.sh VENV_DIR          (the venv exists and holds torch)
 #        sh predictors/programs/setup_mxfold2.sh --check VENV_DIR  (exit 0 when the venv can predict)
-# Needs python3.11, python3-dev and g++; compiling the C++ extension takes about a minute.
-# Called by scripts/install_predictors.sh, which decides where the venv goes (predictors/core/venvs.py).
+# Needs python3-dev and g++; compiling the C++ extension takes about a minute. Called by
+# scripts/install_predictors.sh, which makes the venv (Debian's python3 + torch; predictors/core/venvs.py).
 set -eu
 if [ "${1:-}" = "--check" ]; then
   # A real prediction (a 12-nt hairpin), not just an import: the compiled extension must load and fold.
@@ -13,10 +13,6 @@ if [ "${1:-}" = "--check" ]; then
   exit 0
 fi
 VENV=$1
-TORCH=$2
-PYTHON=${PYTHON:-/usr/bin/python3}  # Debian's Python: the sandbox binds /usr, not a pyenv in /root
-"$PYTHON" -m venv "$VENV"
-"$VENV/bin/pip" install -q "$TORCH"
 "$VENV/bin/pip" install -q numpy==1.26.4 tqdm==4.70.1 pybind11==3.1.0
 # The wheel carries its trained weights and C++ sources but no extension for Python 3.11.
 "$VENV/bin/pip" install -q --no-deps mxfold2==0.1.1

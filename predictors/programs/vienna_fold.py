@@ -12,6 +12,9 @@ mea
 centroid
     Centroid structure: all pairs with probability > 0.5 (Ding et al. 2005, RNA 11:1157). Pairs JSON
     with probabilities.
+threshknot
+    ThreshKnot on the McCaskill pair probabilities (:mod:`predictors.programs.threshknot`, ``--theta``):
+    may give pseudoknots. Pairs JSON with probabilities.
 sfold
     Sfold's procedure on a seeded statistical sample of ``--samples`` structures (Ding & Lawrence 2003,
     Nucleic Acids Res 31:7280): the centroid of the most populated cluster
@@ -40,6 +43,7 @@ from predictors.programs._common import (
     read_query,
 )
 from predictors.programs.sampled_clusters import largest_cluster_centroid, pair_frequencies
+from predictors.programs.threshknot import DEFAULT_THETA, threshknot
 
 #: Parameter set name -> the ViennaRNA loader (None: the built-in defaults, which are Turner 2004).
 PARAMETER_SETS: dict[str, str | None] = {
@@ -48,7 +52,7 @@ PARAMETER_SETS: dict[str, str | None] = {
     "andronescu2007": "params_load_RNA_Andronescu2007",
     "langdon2018": "params_load_RNA_Langdon2018",
 }
-MODES = ("mfe", "mea", "centroid", "sfold")
+MODES = ("mfe", "mea", "centroid", "threshknot", "sfold")
 SFOLD_SAMPLES = 1000
 SFOLD_SEED = 20051157  # fixed, so that a prediction is repeatable (recorded in the output)
 
@@ -99,6 +103,7 @@ def predict(
     mode: str = "mfe",
     params: str = "turner2004",
     gamma: float = 1.0,
+    theta: float = DEFAULT_THETA,
     cutoff: float = DEFAULT_CUTOFF,
     samples: int = SFOLD_SAMPLES,
     seed: int = SFOLD_SEED,
@@ -123,10 +128,13 @@ def predict(
         # Rescaling Boltzmann factors around the MFE avoids overflow for long sequences.
         fc.exp_params_rescale(mfe)
         fc.pf()
-    if mode in ("mea", "centroid"):
-        structure = fc.MEA(gamma)[0] if mode == "mea" else fc.centroid()[0]
-        result["structure"] = structure
+    if mode in ("mea", "centroid", "threshknot"):
         result["probabilities"] = [(p.i, p.j, p.p) for p in fc.plist_from_probs(cutoff) if p.type == 0]
+        if mode == "threshknot":
+            result["structure"] = None
+            result["pairs"] = threshknot(result["probabilities"], theta)
+        else:
+            result["structure"] = fc.MEA(gamma)[0] if mode == "mea" else fc.centroid()[0]
     elif mode == "sfold":
         RNA.init_rand(seed)
         sample = [frozenset(parse_dot_bracket(s).pairs) for s in fc.pbacktrack(samples)]
@@ -151,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mode", choices=MODES, default="mfe")
     parser.add_argument("--params", choices=tuple(PARAMETER_SETS), default="turner2004")
     parser.add_argument("--gamma", type=float, default=1.0, help="MEA gamma (default 1.0)")
+    parser.add_argument("--theta", type=float, default=DEFAULT_THETA, help="ThreshKnot threshold")
     parser.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF, help="probability cut-off")
     parser.add_argument("--samples", type=int, default=SFOLD_SAMPLES, help="sample size (sfold mode)")
     parser.add_argument("--seed", type=int, default=SFOLD_SEED, help="random seed (sfold mode)")
@@ -162,6 +171,7 @@ def main(argv: list[str] | None = None) -> None:
         mode=args.mode,
         params=args.params,
         gamma=args.gamma,
+        theta=args.theta,
         cutoff=args.cutoff,
         samples=args.samples,
         seed=args.seed,

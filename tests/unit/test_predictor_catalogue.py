@@ -16,8 +16,8 @@ from comparna.rna.formats import parse_dot_bracket
 from comparna.rna.stockholm import rename_sequence
 from predictors.catalogue import load_catalogue
 from predictors.core.runners import REPO_ROOT, SandboxRunner, run_prediction
-from predictors.programs.linearpartition_fold import threshknot
 from predictors.programs.squarna_fold import top_structure
+from predictors.programs.threshknot import threshknot
 
 pytestmark = pytest.mark.skipif(not SandboxRunner.available(), reason="bubblewrap (bwrap) is not installed")
 
@@ -83,6 +83,8 @@ def test_every_catalogue_predictor_runs_in_the_sandbox(spec, trna, request):
             per_base[j] += p
         # A base is paired with probability at most 1 (small rounding slack).
         assert max(per_base.values()) <= 1.0 + 1e-3
+        if "ThreshKnot" in spec.name:  # the decoder's rule holds on what was stored
+            assert set(s.pairs) == set(threshknot(probs, 0.3))
     else:
         assert result.probabilities is None
 
