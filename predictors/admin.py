@@ -21,8 +21,11 @@ from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 
+from comparna.models import Dataset, Target
+from predictors.core.spec import PredictorSpec
 from predictors.forms import PredictorForm, spec_token, token_matches
 from predictors.models import Method, MethodVersion, Prediction, TrialRun
+from predictors.services import queue_predictions, register_spec, spec_from_version, spec_to_json
 from predictors.trials import TrialBusy, is_expired, request_test_run, time_limit_s
 
 
@@ -53,8 +56,6 @@ def trial_state(trial: TrialRun | None) -> str | None:
 
 def trial_token(trial: TrialRun) -> str:
     """The save token, when the trial succeeded."""
-    from predictors.core.spec import PredictorSpec
-
     if trial.status == TrialRun.Status.DONE and trial.result and trial.result.get("ok"):
         return spec_token(PredictorSpec.from_dict(trial.spec))
     return ""
@@ -62,9 +63,6 @@ def trial_token(trial: TrialRun) -> str:
 
 def queue_on_static_benchmark(version: MethodVersion) -> int:
     """Queue ``version`` on every target of the static benchmark(s); the number of new predictions."""
-    from comparna.models import Dataset, Target
-    from predictors.services import queue_predictions
-
     targets = Target.objects.filter(dataset__kind=Dataset.Kind.STATIC).only("pk")
     return queue_predictions(versions=[version], targets=targets)
 
@@ -163,8 +161,6 @@ class MethodAdmin(admin.ModelAdmin):
         return JsonResponse({"status": state, "html": html, "tested": trial_token(trial)})
 
     def _spec_view(self, request: HttpRequest, *, method: Method | None) -> HttpResponse:
-        from predictors.services import spec_from_version, spec_to_json
-
         fixed = method.name if method is not None else None
         editable = method is None or not method.from_catalogue
         trial = None
@@ -233,8 +229,6 @@ class MethodAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "predictors/admin_spec_form.html", context)
 
     def _save(self, request: HttpRequest, spec, *, active: bool, method: Method | None) -> HttpResponse:
-        from predictors.services import register_spec
-
         with transaction.atomic():
             before = method.current_version if method is not None else None
             version = register_spec(spec=spec, from_catalogue=False, active=active)

@@ -14,6 +14,7 @@ import json
 from django import forms
 from django.core import signing
 
+from predictors.core.parsers import PARSERS
 from predictors.core.spec import MAX_MEMORY_LIMIT_MB, MAX_SEQUENCE_LENGTH, MAX_TIME_LIMIT_S, PredictorSpec
 
 #: Yeast tRNA-Phe (PDB 1EHZ), 76 nt: short, real and with a well-known cloverleaf.
@@ -126,8 +127,6 @@ class PredictorForm(forms.Form):
     trial = forms.CharField(required=False, widget=forms.HiddenInput)  # the pending test run's id
 
     def __init__(self, *args, fixed_name: str | None = None, **kwargs):
-        from predictors.core.parsers import PARSERS
-
         super().__init__(*args, **kwargs)
         self.fields["output_format"].choices = [(k, k) for k in sorted(PARSERS)]
         self.fixed_name = fixed_name

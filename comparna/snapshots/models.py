@@ -49,3 +49,8 @@ class DatasetSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.dataset.slug} snapshot {self.number}"
+
+    @property
+    def is_done(self) -> bool:
+        """Built: its archive exists and never changes (the only state that can be downloaded)."""
+        return self.status == self.Status.DONE

@@ -10,6 +10,7 @@ from comparna.rna import ranking, statistics
 from comparna.services.pages.common import LENGTH_BINS, cached
 from comparna.services.pages.rankings import rankings_at_a_glance
 from comparna.services.pages.site import dataset_overview, weekly_changes
+from ingest.models import PollRun
 from predictors.models import Method, Prediction
 
 
@@ -38,12 +39,7 @@ class HomeView(TemplateView):
         ctx["imports"] = ImportRun.objects.all()[:5]
         ctx["changes"] = weekly_changes()
         ctx["glance"] = rankings_at_a_glance()
-        try:
-            from ingest.models import PollRun
-
-            ctx["polls"] = list(PollRun.objects.all()[:3])
-        except Exception:  # noqa: BLE001 - the PDB ingest app is optional for the page
-            ctx["polls"] = []
+        ctx["polls"] = list(PollRun.objects.all()[:3])
         return ctx
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import tarfile
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from comparna.bounded import TarBudget
@@ -86,42 +86,29 @@ class StrandHeader:
     external_id: str | None = None
 
 
-@dataclass(frozen=True)
-class StrandEntry:
-    """One RNA STRAND entry as read (sequence as written in the file, structure = the file's pairs).
+@dataclass(frozen=True, kw_only=True)
+class StrandEntry(StrandHeader):
+    """One RNA STRAND entry as read: its header's provenance (the :class:`StrandHeader` fields) with the
+    sequence as written in the file and the file's pairs.
 
     Attributes
     ----------
     entry_id : str
         e.g. ``"ASE_00001"``.
     source_db : str
-        Source database (values of :data:`SOURCES`).
-    rna_class, organism, strain : str or None
-        Where the header or source gives them.
-    pdb_id : str or None
-        Upper-case PDB code for PDB entries; ``ndb_id`` the NDB code for NDB entries.
-    molecules : int or None
-        "number of molecules" of PDB/NDB entries.
-    external_file, external_id : str or None
-        File name and ID in the source database.
+        Source database (values of :data:`SOURCES`); always known for an entry.
     sequence : str
         Raw sequence (case and symbols as in the file).
     structure : Structure
         Base pairs as given.
+    header : tuple of str
+        The ``#`` lines, without the ``#``.
     """
 
     entry_id: str
     source_db: str
     sequence: str
     structure: Structure
-    rna_class: str | None = None
-    organism: str | None = None
-    strain: str | None = None
-    pdb_id: str | None = None
-    ndb_id: str | None = None
-    molecules: int | None = None
-    external_file: str | None = None
-    external_id: str | None = None
     header: tuple[str, ...] = field(default=(), compare=False, repr=False)
 
     @property
@@ -204,11 +191,9 @@ def parse_entry(entry_id: str, text: str, *, member: str = "") -> StrandEntry | 
     h = parse_header(entry_id, header_lines)
     if h.source_db is None:
         return StrandError(entry_id, member or entry_id, "unknown source database (ID prefix and header)")
+    provenance = {f.name: getattr(h, f.name) for f in fields(StrandHeader)}
     return StrandEntry(
-        entry_id=entry_id, source_db=h.source_db, sequence=sequence, structure=structure,
-        rna_class=h.rna_class, organism=h.organism, strain=h.strain, pdb_id=h.pdb_id, ndb_id=h.ndb_id,
-        molecules=h.molecules, external_file=h.external_file, external_id=h.external_id,
-        header=tuple(header_lines),
+        entry_id=entry_id, sequence=sequence, structure=structure, header=tuple(header_lines), **provenance
     )
 
 

@@ -11,7 +11,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from comparna.models import Dataset
 from comparna.rna.ranking import CountsFormatError, format_report, rank_from_counts_csv
+from comparna.services.rankings import recompute_rankings
 
 
 class Command(BaseCommand):
@@ -56,9 +58,6 @@ class Command(BaseCommand):
             raise CommandError(f"cannot read {path}: {error.strerror}") from error
 
     def _from_database(self, slug: str | None, seed: int | None, as_json: bool) -> None:
-        from comparna.models import Dataset
-        from comparna.services.rankings import recompute_rankings
-
         dataset = None
         if slug:
             dataset = Dataset.objects.filter(slug=slug).first()

@@ -221,7 +221,7 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
             sides[0], sides[1], len(rows), rows, verdict, test, paired, by_family, by_length, notes=notes,
             equivalence=equivalence,
         )
-        comp.scatter_json = comparison_scatter_figure(comp)
+        comp.scatter_json = comparison_scatter_figure(comp.rows, (comp.a.name, comp.b.name))
         return comp
 
     return cached(f"compare:{snapshot.pk}:{a.pk}:{b.pk}", compute, timeout=600)

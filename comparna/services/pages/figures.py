@@ -8,10 +8,7 @@ import html
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from comparna.services.pages.comparison import Comparison
+from typing import Any
 
 
 def json_for_script(value: Any) -> str:
@@ -119,24 +116,25 @@ def pr_curve_figure(lines: Sequence[PrLine]) -> str:
     return json_for_script(fig)
 
 
-def comparison_scatter_figure(comp: Comparison) -> str | None:
-    """Plotly JSON: sensitivity against PPV of both methods on every common target."""
+def comparison_scatter_figure(rows: Sequence[dict], names: tuple[str, str]) -> str | None:
+    """Plotly JSON: sensitivity against PPV of two methods (``names``, scores under keys ``"a"`` and ``"b"``
+    of each row) on every common target (``row["source_id"]``)."""
     import plotly.graph_objects as go
 
-    if not comp.rows:
+    if not rows:
         return None
     fig = go.Figure()
-    for side, key, symbol in ((comp.a, "a", "circle"), (comp.b, "b", "diamond")):
+    for name, key, symbol in ((names[0], "a", "circle"), (names[1], "b", "diamond")):
         fig.add_trace(
             go.Scatter(
-                x=[r[key].sensitivity for r in comp.rows],
-                y=[r[key].ppv for r in comp.rows],
+                x=[r[key].sensitivity for r in rows],
+                y=[r[key].ppv for r in rows],
                 mode="markers",
-                name=side.name,
-                text=[r["source_id"] for r in comp.rows],
+                name=name,
+                text=[r["source_id"] for r in rows],
                 marker={"symbol": symbol, "opacity": 0.7},
                 hovertemplate="%{text}<br>sensitivity %{x:.3f}<br>PPV %{y:.3f}<extra>"
-                + html.escape(side.name)
+                + html.escape(name)
                 + "</extra>",
             )
         )

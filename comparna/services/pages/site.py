@@ -9,7 +9,6 @@ from django.urls import reverse
 from django.utils import timezone
 
 from comparna.models import Dataset, Subset, Target
-from comparna.snapshots.models import DatasetSnapshot
 from predictors.models import Method
 
 
@@ -43,8 +42,8 @@ def dataset_overview() -> list[dict]:
 def dataset_downloads(dataset: Dataset) -> list[dict]:
     """Download links of the dataset's archived snapshots (the done ones among the 20 newest)."""
     links = []
-    for snap in dataset.snapshots.all()[:20]:
-        if snap.status != DatasetSnapshot.Status.DONE:
+    for snap in dataset.snapshots.all()[:20]:  # the reverse relation: pages do not import the snapshot app
+        if not snap.is_done:
             continue
         url = reverse("snapshots:download", args=[dataset.slug, snap.number])
         links.append({"label": f"Snapshot {snap.number} ({snap.created_at:%Y-%m-%d})", "url": url})

@@ -12,6 +12,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from comparna.rna.formats import write_dot_bracket
 from comparna.rna.structure import Structure
 from ingest.pdb.annotate import SINGLE_CHAIN_RULE, AnnotatedChain, annotate_file
 from ingest.pdb.extract import StructureFileError
@@ -22,10 +23,6 @@ def _pairs_text(pairs: tuple[tuple[int, int, str], ...]) -> str:
 
 
 def _dot_bracket(chain: AnnotatedChain) -> str | None:
-    try:
-        from comparna.rna.formats import write_dot_bracket
-    except ImportError:  # pragma: no cover - formats is written in parallel; the rest works without it
-        return None
     structure = Structure.from_pairs(chain.length, [(i, j) for i, j, _ in chain.standard_pairs])
     try:
         return write_dot_bracket(structure)

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from comparna.rna.formats import write_dot_bracket
 from comparna.rna.structure import StructureFormatError
+from predictors.core.runners import run_prediction
 from predictors.models import Method
 from predictors.services import spec_from_version
 
@@ -31,8 +32,6 @@ class Command(BaseCommand):
         m = Method.objects.filter(name=method).first()
         if m is None or m.current_version is None:
             raise CommandError(f"unknown method {method!r}; run sync_predictors, or see --list")
-        from predictors.core.runners import run_prediction
-
         sequence = sequence.strip().upper().replace("T", "U")
         result = run_prediction(spec_from_version(m.current_version), sequence)
         structure = None
