@@ -9,6 +9,7 @@
             └─> comparative inputs (seed)/(20), aligned by cmalign, stored with the assignment
                   └─> predictions of comparative methods . predictors.tasks.queue_predictions_task
     each queued prediction ........................... predictors.tasks.run_prediction_task (queue "predict")
+    an admin test run of a spec ...................... predictors.tasks.run_test_task (queue "testrun")
       └─> scores: stored with the prediction's outcome, in the same transaction (predictors.services)
     rankings: nightly, of every subset whose inputs changed ... comparna.tasks.recompute_rankings_task (beat)
       └─> dataset snapshot when settled and changed ... comparna.snapshot_tasks.build_snapshot_task
@@ -47,6 +48,7 @@ class Step:
 QUEUE_PREDICTIONS = Step("predictors.tasks.queue_predictions_task")
 RUN_PREDICTION = Step("predictors.tasks.run_prediction_task", queue="predict")
 ASSIGN_FAMILIES = Step("ingest.tasks.assign_families_task")
+TEST_RUN = Step("predictors.tasks.run_test_task", queue="testrun")
 SNAPSHOT_IF_CHANGED = Step("comparna.snapshot_tasks.snapshot_if_changed_task")
 BUILD_SNAPSHOT = Step("comparna.snapshot_tasks.build_snapshot_task")
 
@@ -59,7 +61,8 @@ def send_after_commit(step: Step, calls: Iterable[tuple], *, app=None) -> None:
 
     The task is looked up by name in ``app`` (the configured Celery app by default): where it is registered
     its own options apply (and eager mode, if configured); elsewhere the message is sent by name. If the
-    broker cannot be reached the failure is logged and the rest of the batch is dropped: the sweeps resend.
+    broker cannot be reached the failure is logged and the rest of the batch is dropped: the sweeps resend
+    (a lost test run is shown as such once it expires).
     """
     calls = list(calls)
     if not calls:
@@ -105,6 +108,11 @@ def predictions_queued(*, prediction_ids: Sequence[int]) -> None:
 def dataset_changed(*, dataset_id: int) -> None:
     """An import or a poll of a dataset finished: archive a new snapshot if its data changed."""
     send_after_commit(SNAPSHOT_IF_CHANGED, [(dataset_id,)])
+
+
+def test_run_requested(*, trial_id: str) -> None:
+    """An admin test run of a spec was stored: a worker of the ``testrun`` queue runs it."""
+    send_after_commit(TEST_RUN, [(trial_id,)])
 
 
 def snapshot_reserved(*, snapshot_id: int) -> None:

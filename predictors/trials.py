@@ -8,7 +8,6 @@ forever) never holds a web worker, and one user has at most one test run waiting
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 from datetime import timedelta
 
@@ -16,9 +15,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from comparna import pipeline
+from comparna.rna.formats import write_dot_bracket
+from comparna.rna.structure import StructureFormatError
+from predictors.core.runners import run_prediction
+from predictors.core.spec import PredictorSpec
+from predictors.core.workspace import process_token
 from predictors.models import TrialRun
-
-log = logging.getLogger(__name__)
+from predictors.services import spec_to_json, worker_known_dead
 
 #: Texts from the program shown on the page are cut to these lengths.
 MESSAGE_CHARS = 1000
@@ -52,9 +56,6 @@ def request_test_run(*, spec, sequence: str, user) -> TrialRun:
     TrialBusy
         When ``user`` has a test run that is neither finished nor expired.
     """
-    from predictors.services import spec_to_json
-    from predictors.tasks import run_test_task
-
     with transaction.atomic():
         pending = TrialRun.objects.select_for_update().filter(
             requested_by=user,
@@ -64,16 +65,8 @@ def request_test_run(*, spec, sequence: str, user) -> TrialRun:
         if user is not None and pending.exists():
             raise TrialBusy("your previous test run has not finished yet; wait for its result")
         trial = TrialRun.objects.create(requested_by=user, spec=spec_to_json(spec), sequence=sequence)
-        trial_id = str(trial.pk)
-        transaction.on_commit(lambda: _send(run_test_task, trial_id))
+        pipeline.test_run_requested(trial_id=str(trial.pk))  # sent by task name after the commit
     return trial
-
-
-def _send(task, trial_id: str) -> None:
-    try:
-        task.apply_async(args=(trial_id,), queue="testrun")
-    except Exception:  # noqa: BLE001 - the page shows the test run as lost after the expiry
-        log.exception("could not send test run %s", trial_id)
 
 
 def execute_test_run(*, trial_id: str) -> TrialRun:
@@ -82,10 +75,6 @@ def execute_test_run(*, trial_id: str) -> TrialRun:
     A test run already finished is returned untouched; one marked running by a worker known dead is run
     again, one running elsewhere is left alone.
     """
-    from predictors.core.spec import PredictorSpec
-    from predictors.core.workspace import process_token
-    from predictors.services import worker_known_dead
-
     with transaction.atomic():
         trial = TrialRun.objects.select_for_update().get(pk=trial_id)
         if trial.status == TrialRun.Status.DONE or (
@@ -106,10 +95,6 @@ def execute_test_run(*, trial_id: str) -> TrialRun:
 
 def outcome(spec, sequence: str) -> dict:
     """Run ``spec`` on ``sequence`` in the sandbox (limit capped); a dict for the admin page."""
-    from comparna.rna.formats import write_dot_bracket
-    from comparna.rna.structure import StructureFormatError
-    from predictors.core.runners import run_prediction
-
     capped = replace(spec, time_limit_s=min(spec.time_limit_s, time_limit_s()))
     try:
         result = run_prediction(capped, sequence)
