@@ -164,3 +164,19 @@ def test_no_module_over_500_lines():
     assert too_long == {}, f"split these modules along their seams (docs/layout.md): {too_long}"
     stale = [rel for rel in LONG_MODULES if not (REPO / rel).exists()]
     assert stale == [], f"remove from LONG_MODULES: {stale}"
+
+
+def test_django_processes_get_the_configured_celery_app_without_importing_it(tmp_path):
+    # comparna/__init__.py no longer loads Celery; the web server and management commands send tasks through
+    # the app that ComparnaConfig.ready() loads, so a task sent by name goes to the configured broker.
+    probe = (
+        "import django, sys; django.setup(); "
+        "from celery import current_app; "
+        "print(current_app.main, current_app.conf.broker_url, 'comparna.celery' in sys.modules)"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "DJANGO_SETTINGS_MODULE": "comparna.settings",
+           "COMPARNA_DATA_DIR": str(tmp_path), "CELERY_BROKER_URL": "memory://"}
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["comparna", "memory://", "True"]
