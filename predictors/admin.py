@@ -32,7 +32,7 @@ from predictors.trials import TrialBusy, is_expired, request_test_run, time_limi
 class VersionInline(admin.TabularInline):
     model = MethodVersion
     extra = 0
-    readonly_fields = ("version", "program", "fingerprint", "is_current", "created_at")
+    readonly_fields = ("version", "program", "fingerprint", "is_current", "runnable", "created_at")
     fields = readonly_fields
     can_delete = False
 
@@ -121,8 +121,12 @@ class MethodAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if obj.active and not was_active and obj.current_version is not None:
             n = queue_on_static_benchmark(obj.current_version)
+            note = "" if obj.current_version.runnable else (
+                " Its current version was imported from a snapshot and is never run: register it again "
+                "(Edit command, with a test run) to run it."
+            )
             self.message_user(
-                request, f"{obj.name} activated: {n} predictions queued on the static benchmark."
+                request, f"{obj.name} activated: {n} predictions queued on the static benchmark.{note}"
             )
 
     # -- registration / editing of the spec -------------------------------------------------------------

@@ -51,6 +51,11 @@ class MethodVersion(models.Model):
     spec = models.JSONField(help_text="The full PredictorSpec as JSON.")
     fingerprint = models.CharField(max_length=64)
     is_current = models.BooleanField(default=True)
+    runnable = models.BooleanField(
+        default=True,
+        help_text="False for a version imported from a snapshot: its spec is never run (not queued, not "
+        "executed) until the method is registered again through the admin, with a test run.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -80,11 +80,14 @@ def register_spec(*, spec, from_catalogue: bool = True, active: bool | None = No
         else:
             version.is_current = True
             version.save(update_fields=["is_current"])
-    if version.spec != spec_to_json(spec):
+    if version.spec != spec_to_json(spec) or not version.runnable:
         # Same fingerprint, other limits or texts: the runner reads the spec from this row, so a changed
         # time/memory/length limit must reach it (predictions stay comparable: the method is unchanged).
+        # Registering (catalogue sync, or the admin after a successful test run) is what makes a version
+        # imported from a snapshot runnable.
         version.spec = spec_to_json(spec)
-        version.save(update_fields=["spec"])
+        version.runnable = True
+        version.save(update_fields=["spec", "runnable"])
     return version
 
 
@@ -119,7 +122,8 @@ def queue_predictions(
     """
     if versions is None:
         versions = MethodVersion.objects.filter(is_current=True, method__active=True)
-    versions = list(versions)
+    # Versions imported from a snapshot are never run (their spec came from an archive, not a registration).
+    versions = [v for v in versions if v.runnable]
     target_ids = list(
         (Target.objects.all() if targets is None else Target.objects.filter(pk__in=[t.pk for t in targets]))
         .values_list("pk", flat=True)
@@ -197,6 +201,10 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
             .get(pk=prediction_id)
         )
         previous = prediction.worker
+        if not prediction.method_version.runnable:
+            # Imported from a snapshot (e.g. an archived "queued" row re-sent by the sweep): never run.
+            log.warning("prediction %s: method version imported from a snapshot is not run", prediction.pk)
+            return prediction
         if prediction.status == Prediction.Status.RUNNING and worker_known_dead(previous):
             log.warning("prediction %s: worker %s died while running it; taken over", prediction.pk, previous)
         elif prediction.status != Prediction.Status.QUEUED:
@@ -277,7 +285,9 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
         )
         lost = list(
             Prediction.objects.filter(
-                status=Prediction.Status.QUEUED, queued_at__lt=now - timedelta(seconds=lost_after_s)
+                status=Prediction.Status.QUEUED,
+                queued_at__lt=now - timedelta(seconds=lost_after_s),
+                method_version__runnable=True,
             ).values_list("pk", flat=True)
         )
         Prediction.objects.filter(pk__in=lost).update(queued_at=now)

@@ -37,10 +37,15 @@ def make_target(sequence: str, reference_db: str, *, dataset: Dataset | None = N
 
 
 def make_method_version(name: str = "TestFold") -> MethodVersion:
+    """A method with a real (valid) spec and its fingerprint, as registration would store it."""
+    from predictors.core.spec import PredictorSpec
+    from predictors.services import spec_to_json
+
+    spec = PredictorSpec(name=name, program=name.lower(), version="1", argv=("/bin/echo", "{sequence}"))
     method, _ = Method.objects.get_or_create(name=name)
     version, _ = MethodVersion.objects.get_or_create(
-        method=method, fingerprint=f"fp-{name}",
-        defaults={"version": "1", "program": name.lower(), "spec": {}, "is_current": True},
+        method=method, fingerprint=spec.fingerprint(),
+        defaults={"version": "1", "program": spec.program, "spec": spec_to_json(spec), "is_current": True},
     )
     return version
 

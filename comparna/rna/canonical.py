@@ -19,7 +19,8 @@ def structure_from_text(length: int, text: str) -> Structure:
     pairs = []
     for n, token in enumerate(text.split(), start=1):
         left, sep, right = token.partition("-")
-        if not sep or not left.isdigit() or not right.isdigit():
+        # ASCII digits only: str.isdigit() also accepts "²", which int() rejects.
+        if not sep or not (left + right).isascii() or not left.isdigit() or not right.isdigit():
             raise StructureFormatError(f"pair token {token!r} is not 'i-j'", position=n)
         pairs.append((int(left), int(right)))
     return Structure.from_pairs(length, pairs)

@@ -280,7 +280,7 @@ def _looks_like_base_line(fields: list[str]) -> bool:
     return (
         len(fields) in (5, 6)
         and len(fields[1]) == 1
-        and all(f.lstrip("-").isdigit() for f in fields[:1] + fields[2:])
+        and all(f.isascii() and f.lstrip("-").isdigit() for f in fields[:1] + fields[2:])
     )
 
 

@@ -2,6 +2,13 @@
 
 Each archive member is read by the reader its name matches (:data:`READERS`), with the columns declared in
 :mod:`comparna.snapshots.columns`; members are read in archive order, all in one transaction.
+
+An archive is untrusted input: anyone can edit one and write a matching MANIFEST. So every method spec is
+validated and its fingerprint recomputed (an edited command with the old fingerprint is refused), and every
+imported method version is *not runnable* (``MethodVersion.runnable``): it is never queued or run until the
+method is registered again through the admin (with a test run) or the catalogue. Methods keep their archived
+``active`` flag, which only decides what is ranked, so the archived rankings are reproduced. Any problem is a
+:class:`SnapshotError` naming the member, and nothing is stored.
 """
 
 from __future__ import annotations
@@ -15,18 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.db import DatabaseError, transaction
 
+from comparna.bounded import TooLarge, read_capped
 from comparna.models import Dataset, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_to_text
 from comparna.rna.structure import Structure
 from comparna.services.rankings import rank_subset
 from comparna.snapshots import columns as C
-from comparna.snapshots.archive import iter_members, verify_archive
+from comparna.snapshots.archive import ArchiveError, iter_members, verify_archive
 from comparna.snapshots.common import FORMAT_NAME, FORMAT_VERSION, Progress, ProgressCounter, SnapshotError
 from predictors.models import Method, MethodVersion, Prediction
 
 BATCH = 2000
+#: Largest JSON member read whole (targets, subsets, methods, a ranking).
+MAX_JSON_BYTES = 256 * 2**20
 
 
 def database_is_empty() -> bool:
@@ -62,15 +73,47 @@ def _csv_rows(fh: IO[bytes]) -> Iterator[dict]:
     return csv.DictReader(io.TextIOWrapper(fh, encoding="utf-8", newline=""))
 
 
+def _json(fh: IO[bytes], name: str, kind: type = list):
+    """A JSON member read whole (capped), checked to be a ``kind``."""
+    try:
+        value = json.loads(read_capped(fh, MAX_JSON_BYTES, name))
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(f"{name}: not valid JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(value, kind):
+        raise SnapshotError(f"{name}: expected a JSON {kind.__name__}, found {type(value).__name__}")
+    return value
+
+
+def _target(state: _Restore, name: str, source_id, what: str) -> Target:
+    try:
+        return state.targets[source_id]
+    except (KeyError, TypeError):
+        raise SnapshotError(
+            f"{name}: {what} names target {source_id!r}, which metadata/targets.json does not hold"
+        ) from None
+
+
+def _version(state: _Restore, name: str, method, fingerprint=None) -> MethodVersion:
+    version = state.versions.get(method) if isinstance(method, str) else None
+    if version is None:
+        raise SnapshotError(f"{name}: names method {method!r}, which predictions/methods.json does not hold")
+    if fingerprint not in (None, "", version.fingerprint):
+        raise SnapshotError(
+            f"{name}: a row of method {method!r} has fingerprint {fingerprint!r}, not its version's "
+            f"{version.fingerprint!r}"
+        )
+    return version
+
+
 def _read_meta(state: _Restore, name: str, fh: IO[bytes]) -> None:
-    meta = json.load(fh)
+    meta = _json(fh, name, dict)
     if meta.get("format") != FORMAT_NAME or meta.get("format_version") != FORMAT_VERSION:
         raise SnapshotError(f"not a {FORMAT_NAME} v{FORMAT_VERSION} archive")
     state.result = ImportResult(Dataset.objects.create(**C.restore(C.DATASET, meta["dataset"])))
 
 
 def _read_targets(state: _Restore, name: str, fh: IO[bytes]) -> None:
-    records = json.load(fh)
+    records = _json(fh, name)
     rows = Target.objects.bulk_create(
         [Target(dataset=state.dataset, **C.restore((*C.TARGET, *C.TARGET_JSON_ONLY), r)) for r in records],
         batch_size=BATCH,
@@ -84,9 +127,12 @@ def _read_targets(state: _Restore, name: str, fh: IO[bytes]) -> None:
 def _read_subsets(state: _Restore, name: str, fh: IO[bytes]) -> None:
     through = Subset.targets.through
     members = []
-    for s in json.load(fh):
+    for s in _json(fh, name):
         subset = Subset.objects.create(dataset=state.dataset, **C.restore(C.SUBSET, s))
-        members += [through(subset_id=subset.pk, target_id=state.targets[sid].pk) for sid in s["targets"]]
+        what = f"subset {s.get('slug')!r}"
+        members += [
+            through(subset_id=subset.pk, target_id=_target(state, name, sid, what).pk) for sid in s["targets"]
+        ]
     through.objects.bulk_create(members, batch_size=BATCH)
     state.count("subset_members", len(members))
 
@@ -103,7 +149,7 @@ def _read_references(state: _Restore, name: str, fh: IO[bytes]) -> None:
             )
         refs.append(
             ReferenceStructure(
-                target=state.targets[r["target"]],
+                target=_target(state, name, r["target"], "a reference"),
                 definition=definition,
                 pairs=structure_to_text(structure),
                 **C.restore(C.REFERENCE, r),
@@ -114,10 +160,34 @@ def _read_references(state: _Restore, name: str, fh: IO[bytes]) -> None:
 
 
 def _read_methods(state: _Restore, name: str, fh: IO[bytes]) -> None:
-    for m in json.load(fh):
-        method = Method.objects.create(**C.restore(C.METHOD, m))
+    from predictors.core.spec import PredictorSpec
+    from predictors.services import spec_to_json
+
+    for m in _json(fh, name):
+        if not isinstance(m, dict):
+            raise SnapshotError(f"{name}: a method record is not an object")
+        label = f"{name}: method {m.get('name')!r}"
+        fields, version_fields = C.restore(C.METHOD, m), C.restore(C.METHOD_VERSION, m)
+        try:
+            spec = PredictorSpec.from_dict(version_fields["spec"])
+            problems = spec.problems()
+        except (TypeError, ValueError, AttributeError) as exc:
+            raise SnapshotError(f"{label}: its spec is not a predictor spec ({exc})") from None
+        if problems:
+            raise SnapshotError(f"{label}: invalid spec: " + "; ".join(problems))
+        if spec.name != fields["name"] or spec.program != version_fields["program"]:
+            raise SnapshotError(f"{label}: name or program differ from its spec's")
+        if version_fields["fingerprint"] != spec.fingerprint():
+            raise SnapshotError(
+                f"{label}: fingerprint {version_fields['fingerprint']!r} is not its spec's "
+                f"({spec.fingerprint()}): the spec was changed after the snapshot was made"
+            )
+        method = Method.objects.create(**fields)
         state.versions[m["name"]] = MethodVersion.objects.create(
-            method=method, is_current=True, **C.restore(C.METHOD_VERSION, m)
+            method=method,
+            is_current=True,
+            runnable=False,  # from an archive: never run until registered again (see the module docstring)
+            **{**version_fields, "spec": spec_to_json(spec)},
         )
     state.count("methods", len(state.versions))
 
@@ -125,8 +195,8 @@ def _read_methods(state: _Restore, name: str, fh: IO[bytes]) -> None:
 def _read_predictions(state: _Restore, name: str, fh: IO[bytes]) -> None:
     rows = [
         Prediction(
-            method_version=state.versions[r["method"]],
-            target=state.targets[r["target"]],
+            method_version=_version(state, name, r.get("method"), r.get("fingerprint")),
+            target=_target(state, name, r.get("target"), "a prediction"),
             **C.restore(C.PREDICTION, r),
         )
         for r in _csv_rows(fh)
@@ -142,7 +212,13 @@ def _read_predictions(state: _Restore, name: str, fh: IO[bytes]) -> None:
 def _read_scores(state: _Restore, name: str, fh: IO[bytes]) -> None:
     rows = []
     for r in _csv_rows(fh):
-        prediction_id = state.predictions[(r["method"], r["target"])]
+        _version(state, name, r.get("method"), r.get("fingerprint"))
+        prediction_id = state.predictions.get((r.get("method"), r.get("target")))
+        if prediction_id is None:
+            raise SnapshotError(
+                f"{name}: counts of {r.get('method')!r} on {r.get('target')!r}, a prediction "
+                "predictions/predictions.csv does not hold"
+            )
         rows.append(Score(prediction_id=prediction_id, **C.restore(C.SCORE, r)))
         if len(rows) >= BATCH:
             Score.objects.bulk_create(rows)
@@ -153,7 +229,11 @@ def _read_scores(state: _Restore, name: str, fh: IO[bytes]) -> None:
 
 
 def _read_ranking(state: _Restore, name: str, fh: IO[bytes]) -> None:
-    state.result.rankings.append(json.load(fh))
+    ranking = _json(fh, name, dict)
+    for key, kind in (("subset", str), ("definition", str), ("seed", int), ("inputs_hash", str)):
+        if not isinstance(ranking.get(key), kind) or isinstance(ranking.get(key), bool):
+            raise SnapshotError(f"{name}: {key!r} missing or not a {kind.__name__}")
+    state.result.rankings.append(ranking)
 
 
 Reader = Callable[[_Restore, str, IO[bytes]], None]
@@ -171,14 +251,24 @@ READERS: tuple[tuple[re.Pattern[str], Reader], ...] = (
 )
 
 
-def import_snapshot(*, path: Path, progress: Progress | None = None) -> ImportResult:
+def import_snapshot(
+    *, path: Path, progress: Progress | None = None, expected_sha256: str | None = None
+) -> ImportResult:
     """Load a verified snapshot archive into an empty CompaRNA (all or nothing).
 
-    Creates the dataset, subsets, targets, references, methods with their versions, predictions and counts.
-    Rankings are not imported: they are returned (``result.rankings``) so that they can be recomputed from the
-    imported counts and compared (:func:`reproduce_rankings`).
+    Creates the dataset, subsets, targets, references, methods with their versions (not runnable), predictions
+    and counts. Rankings are not imported: they are returned (``result.rankings``) so that they can be
+    recomputed from the imported counts and compared (:func:`reproduce_rankings`). ``expected_sha256`` pins
+    the archive (e.g. as published beside the download).
+
+    Raises
+    ------
+    SnapshotError
+        For an archive that fails verification (or has another checksum than ``expected_sha256``), a
+        database that is not empty, and any malformed, inconsistent or invalid content (naming the member);
+        nothing is stored then.
     """
-    report = verify_archive(path)
+    report = verify_archive(path, expected_sha256=expected_sha256)
     if not report.ok:
         raise SnapshotError("archive failed verification: " + "; ".join(report.problems[:5]))
     if not database_is_empty():
@@ -188,14 +278,27 @@ def import_snapshot(*, path: Path, progress: Progress | None = None) -> ImportRe
         )
     counter = ProgressCounter(progress, report.files)
     state = _Restore()
-    with transaction.atomic():
-        for name, fh in iter_members(path):
-            counter.step("importing")
-            reader = next((read for pattern, read in READERS if pattern.fullmatch(name)), None)
-            if reader is not None and (state.result is not None or reader is _read_meta):
-                reader(state, name, fh)
-        if state.result is None:
-            raise SnapshotError("snapshot.json missing from the archive")
+    member = "(archive)"
+    try:
+        with transaction.atomic():
+            for name, fh in iter_members(path):
+                member = name
+                counter.step("importing")
+                reader = next((read for pattern, read in READERS if pattern.fullmatch(name)), None)
+                if reader is not None and (state.result is not None or reader is _read_meta):
+                    reader(state, name, fh)
+            if state.result is None:
+                raise SnapshotError("snapshot.json missing from the archive")
+    except SnapshotError:
+        raise
+    except (ArchiveError, TooLarge) as exc:
+        raise SnapshotError(f"{member}: {exc}") from None
+    except KeyError as exc:
+        raise SnapshotError(f"{member}: a record lacks the field {exc}") from None
+    except (ValueError, TypeError, AttributeError, UnicodeDecodeError, csv.Error, ValidationError) as exc:
+        raise SnapshotError(f"{member}: malformed content ({type(exc).__name__}: {exc})") from None
+    except DatabaseError as exc:
+        raise SnapshotError(f"{member}: content the database refuses ({exc})".strip()) from None
     counter.finish()
     return state.result
 
@@ -208,7 +311,9 @@ def reproduce_rankings(*, dataset: Dataset, rankings: list[dict]) -> list[dict]:
     """
     out = []
     for archived in rankings:
-        subset = Subset.objects.get(dataset=dataset, slug=archived["subset"])
+        subset = Subset.objects.filter(dataset=dataset, slug=archived["subset"]).first()
+        if subset is None:
+            raise SnapshotError(f"an archived ranking names subset {archived['subset']!r}, not imported")
         snap, _ = rank_subset(subset=subset, definition=archived["definition"], seed=archived["seed"])
         out.append(
             {

@@ -327,7 +327,7 @@ class RcsbClient:
                 if type(exc).__module__.startswith("urllib3"):
                     raise _Retryable(f"{type(exc).__name__} while reading: {exc}") from None
                 raise
-            if expected is not None and expected.isdigit() and int(expected) != size:
+            if expected is not None and expected.isascii() and expected.isdigit() and int(expected) != size:
                 raise _Retryable(f"size mismatch: got {size} bytes, Content-Length {expected}")
             if size == 0:
                 raise _Retryable("empty body")

@@ -197,7 +197,7 @@ def store_pdb_outcome(
                 role=role,
                 reason=reason,
                 author_numbers=[str(a) for a in chain.author_numbers],
-                similar_to_id=int(similar) if similar and similar.isdigit() else None,
+                similar_to_id=int(similar) if similar and similar.isascii() and similar.isdigit() else None,
             )
             if role == PdbChain.Role.TARGET:
                 target = store_pdb_target(

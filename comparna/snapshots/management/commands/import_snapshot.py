@@ -1,7 +1,12 @@
-"""Load a snapshot archive into an empty CompaRNA and check that its rankings are reproduced exactly."""
+"""Load a snapshot archive into an empty CompaRNA and check that its rankings are reproduced exactly.
+
+The archive is untrusted: its method specs are validated and their fingerprints recomputed, and imported
+method versions are never run (see comparna.snapshots.restore). ``--sha256`` pins the expected archive.
+"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -20,8 +25,16 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)
         parser.add_argument("--no-rank", action="store_true", help="skip recomputing the rankings")
+        parser.add_argument(
+            "--sha256", help="the expected SHA-256 of the archive file (as published with it); refuse others"
+        )
 
     def handle(self, *args, **opts):
+        sha = opts["sha256"]
+        if sha is not None and not re.fullmatch(r"[0-9a-fA-F]{64}", sha):
+            raise CommandError(f"--sha256 must be 64 hexadecimal digits, got {sha!r}")
+        if not opts["path"].is_file():
+            raise CommandError(f"{opts['path']}: no such file")
         bar = tqdm(total=0, unit="file", disable=None, file=self.stderr._out)
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -30,7 +43,7 @@ class Command(BaseCommand):
             bar.refresh()
 
         try:
-            result = import_snapshot(path=opts["path"], progress=progress)
+            result = import_snapshot(path=opts["path"], progress=progress, expected_sha256=sha)
         except SnapshotError as exc:
             raise CommandError(str(exc)) from exc
         finally:
@@ -39,9 +52,16 @@ class Command(BaseCommand):
         self.stdout.write(
             f"imported dataset {result.dataset.slug} (version {result.dataset.version}): {counts}"
         )
+        self.stdout.write(
+            "  method versions from an archive are not run: register a method again (admin, with a test run) "
+            "to run it"
+        )
         if opts["no_rank"] or not result.rankings:
             return
-        rows = reproduce_rankings(dataset=result.dataset, rankings=result.rankings)
+        try:
+            rows = reproduce_rankings(dataset=result.dataset, rankings=result.rankings)
+        except SnapshotError as exc:
+            raise CommandError(str(exc)) from exc
         bad = []
         for row in rows:
             if not row["comparable"]:
