@@ -18,7 +18,6 @@ DATA_DIR = Path(os.environ.get("COMPARNA_DATA_DIR", BASE_DIR / "var")).resolve()
 DATA_DIR.mkdir(mode=0o700, parents=True, exist_ok=True)
 if DATA_DIR.stat().st_uid == os.geteuid() and DATA_DIR.stat().st_mode & 0o077:
     DATA_DIR.chmod(0o700)
-SHARED_DATA_DIR = Path(os.environ.get("COMPARNA_SHARED_DATA", BASE_DIR.parent / "shared" / "data")).resolve()
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -201,8 +200,9 @@ CELERY_BEAT_SCHEDULE: dict = {}  # filled from <app>/scheduled.py in comparna/sc
 CELERY_TIMEZONE = "UTC"
 
 # --- CompaRNA -----------------------------------------------------------------------------------
+# Shipped with the repository (data/README.md: provenance, licence, sha256).
 RNASTRAND_ARCHIVE = Path(
-    os.environ.get("COMPARNA_RNASTRAND", SHARED_DATA_DIR / "rna_strand_v2.0_bpseq.tar.gz")
+    os.environ.get("COMPARNA_RNASTRAND", BASE_DIR / "data" / "rna_strand_v2.0_bpseq.tar.gz")
 )
 CDHIT_EST = os.environ.get("COMPARNA_CDHIT_EST", "cd-hit-est")
 CDHIT_EST_2D = os.environ.get("COMPARNA_CDHIT_EST_2D", "cd-hit-est-2d")

@@ -16,7 +16,11 @@ logs="$COMPARNA_DATA_DIR/logs"
 $PY manage.py migrate --noinput
 $PY manage.py collectstatic --noinput -v 0
 $PY manage.py sync_predictors
-$PY manage.py import_rnastrand "${COMPARNA_RNASTRAND:-../shared/data/rna_strand_v2.0_bpseq.tar.gz}"
+# The RNA STRAND archive ships in data/ (provenance, licence and checksums in data/README.md).
+if [ -z "${COMPARNA_RNASTRAND:-}" ]; then
+  (cd data && sha256sum --check --quiet SHA256SUMS) || { echo "!! data/ does not match data/SHA256SUMS" >&2; exit 1; }
+fi
+$PY manage.py import_rnastrand "${COMPARNA_RNASTRAND:-data/rna_strand_v2.0_bpseq.tar.gz}"
 $PY manage.py queue_predictions
 
 pids=()

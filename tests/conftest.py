@@ -1,4 +1,8 @@
-"""Shared fixtures: the real data in ../shared/data is read in place, never copied."""
+"""Shared fixtures: the real data is read in place, never copied.
+
+The RNA STRAND archive is the one shipped in ``data/`` (what ``make run`` imports); the other real files
+(mmCIF entries, ArchiveII, ...) are read from ``../shared/data``.
+"""
 
 from __future__ import annotations
 
@@ -19,8 +23,8 @@ def shared_data() -> Path:
 
 
 @pytest.fixture(scope="session")
-def rnastrand_archive(shared_data: Path) -> Path:
-    return shared_data / "rna_strand_v2.0_bpseq.tar.gz"
+def rnastrand_archive() -> Path:
+    return REPO / "data" / "rna_strand_v2.0_bpseq.tar.gz"
 
 
 @pytest.fixture(scope="session")
