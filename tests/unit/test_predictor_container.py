@@ -96,3 +96,69 @@ def test_container_fork_bomb_and_output_flood_are_contained(runner):
     )
     assert flood.status == "failed" and "output exceeded" in flood.message
     assert no_containers_left()
+
+
+def test_container_sees_no_data_dir_nor_checkout(runner):
+    # The same exposure as the bubblewrap sandbox: the Python environment and the wrappers, not the repo.
+    import uuid
+
+    from predictors.core.workspace import data_dir
+
+    secret = f"sentinel-{uuid.uuid4().hex}"
+    sentinel = data_dir() / f"i11-{uuid.uuid4().hex}.sqlite3"
+    sentinel.write_text(secret)
+    paths = [str(sentinel), str(REPO_ROOT / "comparna" / "settings.py"), str(REPO_ROOT / ".git")]
+    code = (
+        "import os, sys\n"
+        f"for p in {paths!r}:\n"
+        "    print(p, os.path.exists(p), file=sys.stderr)\n"
+        "print(sorted(os.listdir('/opt/comparna/predictors')), file=sys.stderr)\n"
+    )
+    try:
+        result = run_prediction(py(code, time_limit_s=60), "GGGAAACCC", runner=runner)
+    finally:
+        sentinel.unlink()
+    assert result.stderr_tail.count(" False") == 3, result.stderr_tail
+    assert "['core', 'programs']" in result.stderr_tail and secret not in result.stderr_tail
+
+
+PARENT = """
+import sys
+from predictors.core.container import ContainerRunner
+from predictors.core.runners import run_prediction
+from predictors.core.spec import PredictorSpec
+spec = PredictorSpec(name="x", program="x", version="0", argv=("{python}", "-c", sys.argv[1], "{fasta}"),
+                     time_limit_s=600, image=sys.argv[2])
+run_prediction(spec, "GGGAAACCC", runner=ContainerRunner())
+"""
+
+
+def test_container_of_a_killed_worker_is_removed_by_the_next_one():
+    import time
+
+    from predictors.core.container import clean_container_leftovers
+    from predictors.core.workspace import process_token
+
+    def ours(token: str) -> list[str]:
+        out = subprocess.run(["podman", "ps", "-a", "--format", "{{.Names}}"], capture_output=True, text=True)
+        return [n for n in out.stdout.split() if n.startswith(f"comparna-{token}-")]
+
+    parent = subprocess.Popen(
+        [__import__("sys").executable, "-c", PARENT, "import time; time.sleep(600)", IMAGE], cwd=REPO_ROOT
+    )
+    try:
+        token = process_token(parent.pid)
+        deadline = time.monotonic() + 60
+        while not ours(token) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert ours(token), "the container did not start"
+        parent.kill()  # the engine's client dies with it; the container lives on under conmon
+        parent.wait()
+        time.sleep(1)
+        assert ours(token), "expected the container to outlive its killed worker"
+        assert clean_container_leftovers() >= 1
+        assert ours(token) == []
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        clean_container_leftovers()

@@ -36,6 +36,7 @@ from predictors.core.spec import PredictorSpec
 from predictors.core.venvs import venvs_dir
 from predictors.core.workspace import (
     RUN_DIR_RE,
+    _own_cgroup_dirs,
     clean_leftovers,
     data_dir,
     jobs_root,
@@ -323,6 +324,9 @@ def test_sandbox_dies_with_its_parent_and_its_leftovers_are_removed():
         token = process_token(parent.pid)
         run_dirs = [d for d in jobs_root().iterdir() if RUN_DIR_RE.match(d.name) and token in d.name]
         assert len(sandboxed) >= 5 and len(run_dirs) == 1, (sandboxed, run_dirs)
+        cgroups = [d for root in _own_cgroup_dirs() for d in root.glob(f"comparna-{token}-*")]
+        if Path("/sys/fs/cgroup/pids/cgroup.procs").exists():  # cgroup v1 pids hierarchy, as here
+            assert cgroups, "the run made no cgroup on a host with a writable pids hierarchy"
         parent.kill()  # SIGKILL: no cleanup of its own
         parent.wait()
         deadline = time.monotonic() + 5
@@ -330,8 +334,10 @@ def test_sandbox_dies_with_its_parent_and_its_leftovers_are_removed():
             time.sleep(0.05)
         assert _processes_with(marker) == []
         assert token_alive(token) is False and run_dirs[0].exists()
+        assert all(d.exists() for d in cgroups)  # left behind (where this host lets us make cgroups)
         removed = clean_leftovers()
         assert not run_dirs[0].exists() and removed["run_dirs"] >= 1
+        assert not any(d.exists() for d in cgroups) and removed["cgroups"] >= len(cgroups)
     finally:
         if parent.poll() is None:
             parent.send_signal(signal.SIGKILL)
