@@ -30,3 +30,15 @@ def rnastrand_archive() -> Path:
 @pytest.fixture(scope="session")
 def mmcif_dir(shared_data: Path) -> Path:
     return shared_data / "mmcif"
+
+
+@pytest.fixture(scope="session")
+def owner_image_archive(tmp_path_factory) -> Path:
+    """A method owner's image archive built from the registry-free base image (tests/support/owner_image.py),
+    once per session; skipped where Podman or the base image is missing."""
+    from predictors.core.container import ContainerRunner
+    from tests.support.owner_image import BASE_IMAGE, build_owner_image_archive
+
+    if not (ContainerRunner.available() and ContainerRunner.image_exists(BASE_IMAGE)):
+        pytest.skip(f"podman or the base image {BASE_IMAGE} is not available (scripts/install_predictors.sh)")
+    return build_owner_image_archive(tmp_path_factory.mktemp("owner-image") / "owner-image.tar")

@@ -109,11 +109,12 @@ class ContainerRunner(_ProcessRunner):
         exe = shutil.which(self.engine)
         if exe is None:
             raise FileNotFoundError(f"container engine {self.engine!r} is not installed")
-        if not spec.image:
+        image = self._image(spec)
+        if not image:
             raise FileNotFoundError(f"predictor {spec.name!r} names no container image")
         cpu = int(spec.time_limit_s) + 2
         out_cap = self.output_limit_mb * 2**20
-        cmd = [exe, "run", "--rm", "--name", self._container_name(job)]
+        cmd = [exe, "run", "--rm", "--pull", "never", "--name", self._container_name(job)]
         if self.runtime:
             cmd += ["--runtime", self.runtime]
         cmd += [
@@ -149,13 +150,27 @@ class ContainerRunner(_ProcessRunner):
             "--hostname",
             "comparna-container",
         ]
-        for host, inside in program_mounts():
+        for host, inside in self._mounts():
             cmd += ["--mount", f"type=bind,source={host},destination={inside},ro=true"]
         workdir = Path(job.workdir).resolve()
         cmd += ["--mount", f"type=bind,source={workdir},destination={JOB_MOUNT}", "-w", JOB_MOUNT]
-        for key, value in _sandbox_env(JOB_MOUNT).items():
+        for key, value in self._container_env().items():
             cmd += ["--env", f"{key}={value}"]
-        return [*cmd, spec.image, *inner]
+        return [*cmd, *self._image_options(spec), image, *inner]
+
+    # Hooks for runners of other images (predictors.core.owner_image): what is mounted, which image, and
+    # options about the image's own configuration.
+    def _mounts(self) -> list[tuple[Path, str]]:
+        return program_mounts()
+
+    def _image(self, spec: PredictorSpec) -> str | None:
+        return spec.image
+
+    def _container_env(self) -> dict[str, str]:
+        return _sandbox_env(JOB_MOUNT)
+
+    def _image_options(self, spec: PredictorSpec) -> list[str]:
+        return []
 
     def _cleanup(self, job: Job) -> None:
         # Killing the client leaves the container to conmon; a first removal can race with the

@@ -61,7 +61,8 @@ from predictors.core.workspace import (
     read_job_file,
 )
 
-STATUSES = ("ok", "failed", "timeout", "too_long", "unparsable", "infrastructure_error")
+# "awaiting": a web service accepted the job; its structure arrives later by upload (issue 17).
+STATUSES = ("ok", "failed", "timeout", "too_long", "unparsable", "infrastructure_error", "awaiting")
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -948,9 +949,16 @@ class SandboxRunner(_ProcessRunner):
 
 
 def select_runner(spec: PredictorSpec) -> Runner:
-    """The container runner when the spec names an image and an engine exists, else the sandbox."""
+    """By the spec's kind: a web service, an owner's image, else the container runner when the spec names an
+    image and an engine exists, else the sandbox."""
     from predictors.core.container import ContainerRunner  # local import: optional engine discovery
+    from predictors.core.owner_image import OwnerImageRunner
+    from predictors.core.webservice import WebServiceRunner
 
+    if spec.kind == "web":
+        return WebServiceRunner()
+    if spec.kind == "image":
+        return OwnerImageRunner()
     if spec.image and ContainerRunner.available():
         return ContainerRunner()
     return SandboxRunner()

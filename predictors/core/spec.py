@@ -12,6 +12,7 @@ import string
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
+from urllib.parse import urlsplit
 
 #: Placeholders an argv element may contain, and what they are replaced with.
 PLACEHOLDERS: dict[str, str] = {
@@ -24,6 +25,19 @@ PLACEHOLDERS: dict[str, str] = {
 }
 
 INPUT_KINDS = ("single", "collection", "alignment")
+
+#: How a predictor is run (issue 17): a command in the project's sandbox, a command inside a container image
+#: its owner uploaded as an OCI/Docker archive, or a web service CompaRNA sends each target to.
+KINDS = ("command", "image", "web")
+#: Placeholders meaningless inside an owner's image (host paths of the project's own environment).
+HOST_PLACEHOLDERS = ("python", "venvs")
+#: Limits of web-service methods: parallel requests, requests per minute, retries of a failed request,
+#: the time one request (with its retries) may take, and how long an accepted job may wait for its upload.
+MAX_WEB_CONCURRENCY = 16
+MAX_WEB_RATE_PER_MINUTE = 600
+MAX_WEB_RETRIES = 5
+MAX_WEB_TIME_LIMIT_S = 600
+MIN_UPLOAD_WINDOW_S, MAX_UPLOAD_WINDOW_S = 60, 30 * 24 * 3600
 
 #: Homologue inputs of comparative methods (SCIENCE.md §4): all seed sequences + the query, or the query
 #: + 19 seed sequences with 65-95 % identity. None for single-sequence methods.
@@ -108,6 +122,22 @@ class PredictorSpec:
         :data:`predictors.catalogue.training.SOURCES` (which say which benchmark sets each one overlaps, for
         the train/test leakage analysis); a registered method may give free text. A list is stored as a
         tuple.
+    kind : {"command", "image", "web"}
+        ``command``: ``argv`` runs in the project's sandbox (or in ``image`` when set). ``image``: ``argv``
+        runs inside the image loaded from the owner's uploaded archive ``image_archive`` (placeholders
+        ``{python}``/``{venvs}`` do not exist there). ``web``: each target is POSTed to ``endpoint``
+        (:mod:`predictors.core.webservice`); ``argv`` is empty; ``time_limit_s`` bounds one request with its
+        retries; no endpoint means an upload-only method (its predictions wait for uploads).
+    image_archive : str or None
+        SHA-256 (hex) of the uploaded image archive, for ``kind="image"``.
+    endpoint : str or None
+        The web service's URL, for ``kind="web"``.
+    max_concurrent, requests_per_minute, retries : int
+        Web services: parallel requests, requests started per minute, retries of a transient failure
+        (connection refused/reset, HTTP 429/5xx) with exponential backoff.
+    upload_window_s : float
+        Web services: how long a job the service accepted (HTTP 202) waits for its upload before it is
+        recorded as ``timeout``.
     """
 
     name: str
@@ -129,6 +159,13 @@ class PredictorSpec:
     comparative_input: str | None = None
     licence: str = ""
     training_data: tuple[str, ...] = ()
+    kind: str = "command"
+    image_archive: str | None = None
+    endpoint: str | None = None
+    max_concurrent: int = 2
+    requests_per_minute: int = 60
+    retries: int = 2
+    upload_window_s: float = 7 * 24 * 3600
 
     def __post_init__(self) -> None:
         # Admin forms and the database hand over lists; store tuples so the spec stays hashable.
@@ -151,7 +188,12 @@ class PredictorSpec:
             out.append("program is empty")
         if not self.version.strip():
             out.append("version is empty")
-        if not self.argv:
+        if self.kind not in KINDS:
+            out.append(f"kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        web = self.kind == "web"
+        if web:
+            out.extend(self._web_problems())
+        elif not self.argv:
             out.append("argv is empty")
         used: set[str] = set()
         for k, element in enumerate(self.argv):
@@ -166,7 +208,12 @@ class PredictorSpec:
                 out.append(f"argv[{k}]: {exc}")
                 continue
             for n in names:
-                if n not in PLACEHOLDERS:
+                if self.kind == "image" and n in HOST_PLACEHOLDERS:
+                    out.append(
+                        f"argv[{k}]: {{{n}}} is a path of CompaRNA's own sandbox; it does not exist in your "
+                        "image (name the program inside the image)"
+                    )
+                elif n not in PLACEHOLDERS:
                     out.append(
                         f"argv[{k}]: unknown placeholder {{{n}}}; known: "
                         + ", ".join("{" + p + "}" for p in PLACEHOLDERS)
@@ -180,6 +227,8 @@ class PredictorSpec:
             out.append("a comparative input ((seed) or (20)) goes with collection/alignment methods only")
         if self.input_kind not in INPUT_KINDS:
             out.append(f"input kind {self.input_kind!r} is not one of {', '.join(INPUT_KINDS)}")
+        elif web:
+            pass  # the request carries the sequence (and the alignment of comparative methods)
         elif self.input_kind == "alignment" and "alignment" not in used:
             out.append("an alignment method must use {alignment} in argv")
         elif self.input_kind != "alignment" and not used & {"fasta", "sequence"}:
@@ -197,12 +246,52 @@ class PredictorSpec:
             )
         if self.image is not None and not self.image.strip():
             out.append("image is an empty string; use None for no image")
+        if self.kind == "image":
+            if not is_sha256(self.image_archive):
+                out.append("image archive must be the SHA-256 (64 lower-case hex digits) of an upload")
+            if self.image is not None:
+                out.append("an image method runs its uploaded archive; leave image empty")
+        elif self.image_archive is not None:
+            out.append("image archive is only for image methods")
+        if self.kind != "web" and self.endpoint is not None:
+            out.append("endpoint is only for web-service methods")
         if not all(isinstance(t, str) and t.strip() for t in self.training_data):
             out.append("every training-data entry must be a non-empty string")
         if self.output_file is not None:
             parts = self.output_file.split("/")
             if not self.output_file or self.output_file.startswith("/") or ".." in parts:
                 out.append(f"output file {self.output_file!r} must be a relative path inside the work dir")
+        return out
+
+    def _web_problems(self) -> list[str]:
+        out: list[str] = []
+        if self.argv:
+            out.append("argv must be empty for a web service (CompaRNA sends the target to the endpoint)")
+        if self.endpoint is not None:
+            problem = endpoint_problem(self.endpoint)
+            if problem:
+                out.append(problem)
+        if self.image is not None:
+            out.append("image is not used by a web service; leave it empty")
+        for name, value, top in (
+            ("max concurrent", self.max_concurrent, MAX_WEB_CONCURRENCY),
+            ("requests per minute", self.requests_per_minute, MAX_WEB_RATE_PER_MINUTE),
+        ):
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= top:
+                out.append(f"{name} must be an integer in 1..{top}, got {value!r}")
+        if not isinstance(self.retries, int) or isinstance(self.retries, bool) or not (
+            0 <= self.retries <= MAX_WEB_RETRIES
+        ):
+            out.append(f"retries must be an integer in 0..{MAX_WEB_RETRIES}, got {self.retries!r}")
+        if isinstance(self.time_limit_s, int | float) and self.time_limit_s > MAX_WEB_TIME_LIMIT_S:
+            out.append(f"time limit of a web service must be at most {MAX_WEB_TIME_LIMIT_S} s per target")
+        if not isinstance(self.upload_window_s, int | float) or not (
+            MIN_UPLOAD_WINDOW_S <= self.upload_window_s <= MAX_UPLOAD_WINDOW_S
+        ):
+            out.append(
+                f"upload window must be in {MIN_UPLOAD_WINDOW_S}..{MAX_UPLOAD_WINDOW_S} s, got "
+                f"{self.upload_window_s!r}"
+            )
         return out
 
     def validate(self) -> PredictorSpec:
@@ -216,9 +305,11 @@ class PredictorSpec:
     def fingerprint(self) -> str:
         """Stable SHA-256 (hex) of everything that changes predictions.
 
-        Program, version, argv, input kind, comparative input, output format and output file. Limits,
-        texts (citation, licence, declared training data) and the image tag do not change what a method
-        predicts, so editing them keeps the method version.
+        Program, version, argv, input kind, comparative input, output format and output file; for image
+        and web-service methods also the kind, the image archive's SHA-256 and the endpoint (absent for
+        commands, so their fingerprints are those of before the kinds existed). Limits, texts (citation,
+        licence, declared training data) and the image tag do not change what a method predicts, so
+        editing them keeps the method version.
         """
         payload = {
             "comparative_input": self.comparative_input,
@@ -229,6 +320,8 @@ class PredictorSpec:
             "output_format": self.output_format,
             "output_file": self.output_file,
         }
+        if self.kind != "command":
+            payload.update(kind=self.kind, image_archive=self.image_archive, endpoint=self.endpoint)
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -247,6 +340,39 @@ class PredictorSpec:
         if unknown:
             raise ValueError(f"unknown predictor spec fields: {', '.join(sorted(unknown))}")
         return cls(**data)
+
+
+def is_sha256(value: object) -> bool:
+    """A SHA-256 digest as 64 lower-case hexadecimal digits."""
+    return isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def endpoint_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a web-service endpoint (None when its form is acceptable).
+
+    Only the form is checked here (scheme, host, no credentials or fragment); where it points is checked
+    when each request connects (:mod:`predictors.core.netguard`).
+    """
+    if not isinstance(url, str) or not url.strip() or url != url.strip():
+        return "endpoint must be a URL without surrounding spaces"
+    if len(url) > 2000 or any(ord(c) < 33 or ord(c) == 127 for c in url):
+        return "endpoint is longer than 2000 characters or contains spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"endpoint is not a valid URL: {exc}"
+    if parts.scheme not in ("https", "http"):
+        return f"endpoint must be an https:// URL, got scheme {parts.scheme!r}"
+    if not parts.hostname:
+        return "endpoint has no host"
+    if parts.username or parts.password:
+        return "endpoint must not carry a user name or password (the callback token authenticates uploads)"
+    if parts.fragment:
+        return "endpoint must not have a #fragment"
+    if port == 0:
+        return "endpoint port 0 is not valid"
+    return None
 
 
 def check_unique_names(specs: Iterable[PredictorSpec]) -> None:

@@ -145,7 +145,9 @@ def test_missing_bubblewrap_is_an_infrastructure_error(sandbox, monkeypatch):
 
 
 def test_statuses_and_runner_selection():
-    assert STATUSES == ("ok", "failed", "timeout", "too_long", "unparsable", "infrastructure_error")
+    assert STATUSES == (
+        "ok", "failed", "timeout", "too_long", "unparsable", "infrastructure_error", "awaiting"
+    )
     assert isinstance(select_runner(spec("/bin/echo", "{sequence}")), SandboxRunner)
 
 
