@@ -92,11 +92,10 @@ def main() -> None:
         cells = []
         for n in args.lengths:
             cell = row["by_length"][n]
-            cells.append(
-                f"{cell['mean_s']:.2f}"
-                if cell.get("mean_s") is not None
-                else cell.get("status", "/".join(cell["statuses"]))
-            )
+            if cell.get("mean_s") is not None:
+                cells.append(f"{cell['mean_s']:.2f}")
+            else:
+                cells.append(cell.get("status") or "/".join(cell.get("statuses", [])))
         print(f"| {row['method']} | {row['version']} | " + " | ".join(cells) + " |")
     print(f"\nload before {load_before}, after {report['load_after']}")
 
