@@ -28,7 +28,8 @@ from pathlib import Path
 from bench.harness import REPO
 
 SHARED_DATA = Path(os.environ.get("COMPARNA_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
-STRAND_ARCHIVE = SHARED_DATA / "rna_strand_v2.0_bpseq.tar.gz"
+#: The archive shipped in data/ (what ``make run`` imports), or COMPARNA_RNASTRAND as in the settings.
+STRAND_ARCHIVE = Path(os.environ.get("COMPARNA_RNASTRAND", REPO / "data" / "rna_strand_v2.0_bpseq.tar.gz"))
 
 
 # ------------------------------------------------------------------------------------------ sequences
@@ -65,7 +66,7 @@ def strand_entries(n: int, *, lo: int = 40, hi: int = 400, spread: bool = True,
     is represented; otherwise the first ``n`` by name.
     """
     if not archive.is_file():
-        raise FileNotFoundError(f"RNA STRAND archive not found at {archive}; set COMPARNA_SHARED_DATA")
+        raise FileNotFoundError(f"RNA STRAND archive not found at {archive}; set COMPARNA_RNASTRAND")
     entries = _strand_entries(lo, hi, archive)
     if n > len(entries):
         raise ValueError(f"only {len(entries)} RNA STRAND entries of {lo}-{hi} nt; asked for {n}")
