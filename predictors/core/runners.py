@@ -57,8 +57,10 @@ from predictors.core.workspace import (
     RunDir,
     cgroup_name,
     data_dir,
+    make_stager,
     new_run_dir,
     read_job_file,
+    stage_points,
 )
 
 # "awaiting": a web service accepted the job; its structure arrives later by upload (issue 17).
@@ -111,6 +113,9 @@ class Job:
     rundir : RunDir or None
         The run directory holding ``workdir`` and the captured stdout/stderr; the runner makes (and
         removes) one of its own when None.
+    staged : tuple of (Path, Path)
+        Set by the runner: host directories bound onto stage points of the run directory before the
+        sandbox starts (see :func:`predictors.core.workspace.make_stager`).
     """
 
     sequence: str
@@ -118,6 +123,7 @@ class Job:
     fasta: str = "input.fa"
     alignment: str | None = None
     rundir: RunDir | None = None
+    staged: tuple[tuple[Path, Path], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -338,7 +344,10 @@ except (OSError, AttributeError):  # not Linux/glibc: --die-with-parent still ap
 
 
 def _make_preexec(
-    rlimits: list[tuple[int, tuple[int, int]]], procs_files: list[str], drop_to: tuple[int, int] | None
+    rlimits: list[tuple[int, tuple[int, int]]],
+    procs_files: list[str],
+    drop_to: tuple[int, int] | None,
+    stage: Callable[[], None] | None = None,
 ) -> Callable[[], None]:
     parent = os.getpid()
 
@@ -353,6 +362,8 @@ def _make_preexec(
                 os.close(fd)
         for res, lim in rlimits:
             resource.setrlimit(res, lim)
+        if stage is not None:
+            stage()  # still root: the private mount namespace with the staged binds
         if drop_to is not None:
             os.setgroups([])
             os.setgid(drop_to[1])
@@ -523,6 +534,10 @@ class _ProcessRunner:
     def _prepare(self, job: Job) -> None:  # noqa: B027 - optional hook
         pass
 
+    def _stage(self, job: Job) -> list[tuple[Path, Path]]:
+        """(host path, stage point) pairs to bind before the program starts (none by default)."""
+        return []
+
     def run(self, spec: PredictorSpec, job: Job) -> RunResult:
         spec.validate()
         ex = self._execute(spec, job)
@@ -560,10 +575,12 @@ class _ProcessRunner:
         try:
             if rundir is None:
                 rundir = new_run_dir()
+            job = replace(job, rundir=rundir)
             # bubblewrap reports the host pid of the sandbox's init on this pipe (see _reap_namespace).
             if self.uses_info_fd:
                 info_r, info_w = os.pipe()
             self._prepare(job)
+            job = replace(job, staged=tuple(self._stage(job)))
             argv = self._command(spec, job, inner, info_w, fds)
             cgroups = _RunCgroups(self.max_processes, spec.memory_limit_mb) if self.use_cgroups else None
             if cgroups is not None and cgroups.pids_dir is not None:
@@ -606,7 +623,12 @@ class _ProcessRunner:
                     start_new_session=True,
                     close_fds=True,
                     pass_fds=tuple(fds) + ((info_w,) if info_w is not None else ()),
-                    preexec_fn=_make_preexec(rlimits, cgroups.procs_files if cgroups else [], drop_to),
+                    preexec_fn=_make_preexec(
+                        rlimits,
+                        cgroups.procs_files if cgroups else [],
+                        drop_to,
+                        make_stager(list(job.staged)) if job.staged else None,
+                    ),
                 )
                 for fd in fds:
                     os.close(fd)
@@ -888,6 +910,16 @@ class SandboxRunner(_ProcessRunner):
         for p in job.workdir.rglob("*"):
             os.chown(p, *drop, follow_symlinks=False)
 
+    def _sources(self, job: Job) -> list[Path]:
+        return [host for host, _ in program_mounts(self.extra_ro_binds)] + [Path(job.workdir).resolve()]
+
+    def _stage(self, job: Job) -> list[tuple[Path, Path]]:
+        # A root worker stages every source (see workspace.make_stager): the checkout and a caller's work
+        # dir may then sit below directories the sandbox uid cannot traverse (mktemp -d, /root, ...).
+        if self._drop_to() is None or job.rundir is None:
+            return []
+        return stage_points(job.rundir, self._sources(job))
+
     def _command(
         self, spec: PredictorSpec, job: Job, inner: list[str], info_fd: int | None, fds: list[int]
     ) -> list[str]:
@@ -929,12 +961,15 @@ class SandboxRunner(_ProcessRunner):
         tmp_size = str(self.tmp_size_mb * 2**20)
         cmd += ["--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--tmpfs", "/tmp"]
         # After /tmp: a checkout under /tmp is bound into the private /tmp, not hidden by it.
+        staged = dict(job.staged)
         for host, inside in program_mounts(self.extra_ro_binds):
-            check_reachable(host, uid, gid)
-            cmd += ["--ro-bind", str(host), inside]
+            source = staged.get(host, host)
+            check_reachable(source, uid, gid)
+            cmd += ["--ro-bind", str(source), inside]
         workdir = Path(job.workdir).resolve()
-        check_reachable(workdir, uid, gid)
-        cmd += ["--bind", str(workdir), JOB_MOUNT, "--remount-ro", "/", "--chdir", JOB_MOUNT, "--", *inner]
+        source = staged.get(workdir, workdir)
+        check_reachable(source, uid, gid)
+        cmd += ["--bind", str(source), JOB_MOUNT, "--remount-ro", "/", "--chdir", JOB_MOUNT, "--", *inner]
         return cmd
 
     def _extra_limits(self, spec: PredictorSpec) -> dict[str, Any]:

@@ -14,6 +14,7 @@ left behind (:func:`clean_leftovers`).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import errno
 import os
 import re
@@ -23,6 +24,7 @@ import signal
 import stat
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -295,3 +297,54 @@ def read_job_file(workdir: Path, relpath: str, *, uid: int, cap: int) -> bytes |
         return b"".join(chunks)
     finally:
         os.close(ffd)
+
+
+# -- staging what the sandbox binds ----------------------------------------------------------------------
+# bubblewrap runs as the sandbox uid and resolves every source path itself, so a checkout below a directory
+# closed to others (``mktemp -d`` makes 0700 ones; root's home is 0700) cannot be bound directly. A root
+# worker therefore first bind-mounts each source onto an empty directory of the (reachable) run directory,
+# in a private mount namespace of the child that then becomes bubblewrap: the host never sees those mounts
+# and they vanish with the sandbox.
+_CLONE_NEWNS = 0x00020000
+_MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
+try:
+    _libc = ctypes.CDLL(None, use_errno=True)
+except OSError:  # not Linux/glibc
+    _libc = None
+
+
+def stage_points(rundir: RunDir, sources: list[Path]) -> list[tuple[Path, Path]]:
+    """(source, stage) pairs: an empty directory (or file, for a file source) per source in the run dir."""
+    base = rundir.path / "mnt"
+    os.mkdir(base, 0o755)
+    pairs = []
+    for k, src in enumerate(sources):
+        dst = base / str(k)
+        if src.is_dir():
+            os.mkdir(dst, 0o755)
+        else:
+            os.close(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        pairs.append((src, dst))
+    return pairs
+
+
+def make_stager(pairs: list[tuple[Path, Path]]) -> Callable[[], None]:
+    """A function for the forked child (before it drops root): a private mount namespace with the binds."""
+    encoded = [(os.fsencode(src), os.fsencode(dst)) for src, dst in pairs]
+
+    def fail(what: str) -> None:
+        err = ctypes.get_errno()
+        raise OSError(err, f"staging the sandbox's mounts: {what}: {os.strerror(err)}")
+
+    def stage() -> None:
+        if _libc is None:
+            raise OSError(errno.ENOSYS, "staging the sandbox's mounts needs Linux")
+        if _libc.unshare(_CLONE_NEWNS) != 0:
+            fail("unshare(CLONE_NEWNS)")
+        if _libc.mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            fail("making / private")
+        for src, dst in encoded:
+            if _libc.mount(src, dst, None, _MS_BIND, None) != 0:
+                fail(f"bind {os.fsdecode(src)}")
+
+    return stage

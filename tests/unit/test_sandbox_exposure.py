@@ -30,6 +30,7 @@ from predictors.core.runners import (
     ExposureError,
     SandboxRunner,
     check_exposable,
+    check_reachable,
     run_prediction,
 )
 from predictors.core.spec import PredictorSpec
@@ -253,22 +254,30 @@ RUN_IN_COPY = (
 def test_checkout_under_tmp_with_spaces_as_root_and_as_a_plain_user(tmp_path):
     import json
 
+    # 0700, as `mktemp -d` makes it: the sandbox uid cannot traverse it (a root worker stages the binds).
     base = Path(tempfile.mkdtemp(prefix="comparna clone ", dir="/tmp"))
     try:
-        base.chmod(0o755)
         repo = base / "with space" / "main"
         _copy_checkout(repo)
         users = [None]
-        if os.getuid() == 0 and shutil.which("setpriv"):
-            users.append(64990)  # a plain user: bubblewrap then uses an unprivileged user namespace
+        plain = 64990
+        try:  # the plain user runs this test's interpreter: only where it can reach it
+            check_reachable(Path(sys.executable).parent, plain, plain)
+        except ExposureError:
+            pass
+        else:
+            if os.getuid() == 0 and shutil.which("setpriv"):
+                users.append(plain)  # bubblewrap then uses an unprivileged user namespace
         for user in users:
             env = {"PATH": os.environ["PATH"], "COMPARNA_DATA_DIR": str(base / f"data-{user}")}
             cmd = [sys.executable, "-c", RUN_IN_COPY]
             if user is not None:
+                # A plain user's own checkout (0700 and theirs, like root's was).
                 cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
                 env["COMPARNA_JOBS_DIR"] = str(base / "jobs-plain")
                 env["HOME"] = str(base)
-                os.chown(base, user, user)
+                for path in [base, *base.rglob("*")]:
+                    os.chown(path, user, user, follow_symlinks=False)
             out = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=120)
             assert out.returncode == 0, out.stderr
             got = json.loads(out.stdout.splitlines()[-1])
