@@ -296,7 +296,7 @@ class _ReferenceTables:
     right: tuple[array.array, ...]
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)  # <= 64 x 0.3 MB for 3000-nt references
 def _tables(reference: Structure) -> _ReferenceTables:
     # keyed by value: a Structure hashes its (length, frozenset) — the frozenset caches its hash — so the
     # same reference loaded again (another prediction of the target) finds its tables.
