@@ -294,9 +294,10 @@ def score_batch(batch: BatchCounts) -> dict[str, np.ndarray]:
 
 
 # ------------------------------------------------------------------------------------- chunked front ends
-#: Pairs per chunk: the arrays of one chunk (about 40 bytes per pair) stay within a core's L2 cache, which
-#: measured twice as fast as one pass over everything at once (issue 19 bench, 300 nt).
-CHUNK_PAIRS = 40_000
+#: Predicted pairs per chunk: the arrays of one chunk (~40 bytes per pair, under 1 MB) stay in a core's
+#: cache. Measured at 300 nt on the shared 2-core machine (load 6-9): 20 000 pairs gave 1.3-1.5x the
+#: throughput of 40 000 and 80 000, and of 5 000 or 10 000 (where per-call overhead starts to count).
+CHUNK_PAIRS = 20_000
 
 
 def _chunks(weights: np.ndarray, budget: int) -> list[tuple[int, int]]:
