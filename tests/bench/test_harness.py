@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import Bench, best_of, percentile
+from bench.harness import Bench, best_of, interleaved, percentile
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,6 +66,18 @@ def test_best_of_keeps_the_fastest_run_and_its_result_and_percentile_interpolate
     assert len(calls) == 3 and result == 2 and seconds < 0.05
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert percentile([5.0], 95) == 5.0
+
+
+def test_interleaved_takes_turns_and_keeps_each_fastest_run():
+    order = []
+
+    def make(name):
+        return lambda: order.append(name) or len(order)
+
+    out = interleaved({"a": make("a"), "b": make("b")}, {"a": 3, "b": 2}, clock="cpu")
+    assert order == ["a", "b", "a", "b", "a"]
+    assert set(out) == {"a", "b"} and all(seconds >= 0 for seconds, _ in out.values())
+    assert out["a"][1] in (1, 3, 5) and out["b"][1] in (2, 4)
 
 
 def test_json_mode_keeps_stdout_for_the_report_only(tmp_path):
