@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 
-from comparna.models import Dataset, ImportRun, ReferenceStructure, Score, Subset, Target
+from comparna.models import Dataset, DatasetEntry, ImportRun, ReferenceStructure, Score, Subset, Target
 
 
 @admin.register(Dataset)
@@ -39,3 +39,15 @@ class ScoreAdmin(admin.ModelAdmin):
 @admin.register(ImportRun)
 class ImportRunAdmin(admin.ModelAdmin):
     list_display = ("kind", "source", "status", "started_at", "finished_at", "done", "total")
+
+
+@admin.register(DatasetEntry)
+class DatasetEntryAdmin(admin.ModelAdmin):
+    """Every entry read from a dataset's source and why it is or is not a target (written by imports)."""
+
+    list_display = ("source_id", "dataset", "family", "outcome", "representative", "detail")
+    list_filter = ("dataset", "outcome", "family")
+    search_fields = ("source_id", "representative")
+    readonly_fields = (
+        "dataset", "source_id", "sequence", "family", "outcome", "detail", "representative", "target"
+    )

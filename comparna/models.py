@@ -20,6 +20,12 @@ class Dataset(models.Model):
     version = models.PositiveIntegerField(
         default=0, help_text="Bumped whenever targets are added or removed."
     )
+    provenance = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Declared source of a static dataset: declaration name, file, sha256, reader, citation, "
+        "licence and filters (ingest.datasets).",
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     def __str__(self) -> str:
@@ -59,7 +65,9 @@ class Target(models.Model):
     """One RNA chain to predict: a sequence with its provenance."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="targets")
-    source_id = models.CharField(max_length=64, help_text="Entry id in the source, e.g. ASE_00001 or 1EHZ_A.")
+    source_id = models.CharField(
+        max_length=200, help_text="Entry id in the source, e.g. ASE_00001, 1EHZ_A or an ArchiveII name."
+    )
     sequence = models.TextField()
     length = models.PositiveIntegerField()
     source_database = models.CharField(max_length=100, blank=True)
@@ -79,6 +87,42 @@ class Target(models.Model):
 
     def __str__(self) -> str:
         return self.source_id
+
+
+class DatasetEntry(models.Model):
+    """Every entry read from a static dataset's source, kept or not.
+
+    Kept entries are the targets; the others say why they are not (and, when redundant, which target
+    stands for them). Their sequences are what a method trained on the dataset has seen, so the
+    leakage-aware ranking compares targets against all of them, not only against the kept ones.
+    """
+
+    class Outcome(models.TextChoices):
+        KEPT = "kept"
+        REDUNDANT = "redundant"
+        TOO_SHORT = "too_short", "too short"
+        NON_ACGU = "non_acgu", "non-ACGU symbols"
+        MALFORMED = "malformed"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="entries")
+    source_id = models.CharField(max_length=200)
+    sequence = models.TextField(blank=True, help_text="Upper-case, T -> U; empty when unreadable.")
+    family = models.CharField(max_length=100, blank=True, help_text="Canonical family of the source's class.")
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    detail = models.TextField(blank=True)
+    representative = models.CharField(max_length=200, blank=True)
+    target = models.OneToOneField(
+        Target, on_delete=models.SET_NULL, null=True, blank=True, related_name="dataset_entry"
+    )
+
+    class Meta:
+        ordering = ["dataset", "source_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "source_id"], name="datasetentry_unique_source")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug}/{self.source_id} [{self.outcome}]"
 
 
 class PairDefinition(models.TextChoices):

@@ -8,17 +8,26 @@ from celery import shared_task
 
 from comparna import pipeline
 from comparna.models import Dataset, Target
+from ingest.services.datasets import import_dataset
 from ingest.services.pdb import PDB_SLUG, next_poll_window, poll_pdb
 from ingest.services.rfam import assign_families, targets_missing_family
-from ingest.services.strand import RNASTRAND_SLUG, import_rnastrand
+from ingest.services.strand import RNASTRAND_SLUG
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=3500, time_limit=3600)
+def import_dataset_task(name: str, path: str | None = None) -> int:
+    """Import a declared dataset in the background; progress is on the ImportRun row. Returns its pk."""
+    run = import_dataset(name=name, path=Path(path) if path else None)
+    dataset_id = Dataset.objects.filter(slug=name).values_list("pk", flat=True).first()
+    if dataset_id is not None:
+        pipeline.dataset_changed(dataset_id=dataset_id)
+    return run.pk
 
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=3500, time_limit=3600)
 def import_rnastrand_task(path: str) -> int:
-    """Import RNA STRAND in the background; progress is stored on the ImportRun row. Returns its pk."""
-    run = import_rnastrand(path=Path(path))
-    pipeline.dataset_changed(dataset_id=Dataset.objects.get(slug=RNASTRAND_SLUG).pk)
-    return run.pk
+    """Import RNA STRAND in the background (:func:`import_dataset_task` for its declaration)."""
+    return import_dataset_task(RNASTRAND_SLUG, path)
 
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)

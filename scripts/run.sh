@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs CompaRNA in its embedded set-up (SQLite + filesystem Celery broker unless DATABASE_URL /
-# CELERY_BROKER_URL are set): migrates, imports RNA STRAND, syncs the predictor catalogue, queues the
+# CELERY_BROKER_URL are set): migrates, imports RNA STRAND and ArchiveII, syncs the predictor catalogue, queues the
 # predictions, then starts two workers (queues predict and default), beat and the web server on
 # 127.0.0.1:8000. Ctrl-C stops everything.
 set -euo pipefail
@@ -16,11 +16,13 @@ logs="$COMPARNA_DATA_DIR/logs"
 $PY manage.py migrate --noinput
 $PY manage.py collectstatic --noinput -v 0
 $PY manage.py sync_predictors
-# The RNA STRAND archive ships in data/ (provenance, licence and checksums in data/README.md).
+# The declared datasets (ingest/datasets/catalogue.py) ship in data/ (provenance, licence and checksums
+# in data/README.md); `import_dataset` also checks a declared file's sha256 itself.
 if [ -z "${COMPARNA_RNASTRAND:-}" ]; then
   (cd data && sha256sum --check --quiet SHA256SUMS) || { echo "!! data/ does not match data/SHA256SUMS" >&2; exit 1; }
 fi
-$PY manage.py import_rnastrand "${COMPARNA_RNASTRAND:-data/rna_strand_v2.0_bpseq.tar.gz}"
+$PY manage.py import_dataset rnastrand "${COMPARNA_RNASTRAND:-data/rna_strand_v2.0_bpseq.tar.gz}"
+$PY manage.py import_dataset archiveii
 $PY manage.py queue_predictions
 
 pids=()

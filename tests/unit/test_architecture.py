@@ -15,7 +15,7 @@ BIN = Path(sys.executable).parent
 
 #: Packages that must load without Django, DRF or Celery: the pure core and the sandboxed programs.
 PURE_PACKAGES = ("comparna.rna", "predictors.core", "predictors.programs", "ingest.pdb", "ingest.rfam",
-                 "ingest.strand")
+                 "ingest.strand", "ingest.datasets")
 FORBIDDEN = ("celery", "django", "kombu", "rest_framework")
 
 # Imports each module in a fresh interpreter, one after the other, and records which forbidden top-level

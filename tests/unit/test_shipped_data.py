@@ -18,7 +18,14 @@ LIMIT_BYTES = 50 * 2**20
 
 
 def archives() -> list[Path]:
-    return sorted(p for p in DATA.iterdir() if p.is_file() and p.name not in ("README.md", "SHA256SUMS"))
+    """Every shipped file, in sub-folders too (ArchiveII), except README, checksums and licence texts."""
+    return sorted(
+        p for p in DATA.rglob("*") if p.is_file() and p.name not in ("README.md", "SHA256SUMS", "COPYING")
+    )
+
+
+def rel(path: Path) -> str:
+    return path.relative_to(DATA).as_posix()
 
 
 def test_every_archive_is_listed_with_its_checksum_and_provenance():
@@ -27,11 +34,11 @@ def test_every_archive_is_listed_with_its_checksum_and_provenance():
     sums = {name: digest for digest, name in lines}
     readme = (DATA / "README.md").read_text()
     found = archives()
-    assert [p.name for p in found] == sorted(sums), "data/SHA256SUMS must list exactly the archives in data/"
+    assert sorted(rel(p) for p in found) == sorted(sums), "data/SHA256SUMS must list exactly the archives"
     for path in found:
         digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        assert sums[path.name] == digest, path.name
-        section = readme[readme.index(f"## {path.name}") :]
+        assert sums[rel(path)] == digest, rel(path)
+        section = readme[readme.index(f"## {rel(path)} ") :]
         section = section[: section.find("\n## ", 3) if "\n## " in section[3:] else len(section)]
         assert digest in section, f"data/README.md: no sha256 for {path.name}"
         for heading in ("**Source:**", "**Licence:**", "**Cite:**"):
@@ -43,7 +50,7 @@ def test_the_archives_are_in_the_repository_not_only_on_this_machine():
     tracked = subprocess.run(
         ["git", "ls-files", "data"], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.split()
-    assert {f"data/{p.name}" for p in archives()} | {"data/README.md", "data/SHA256SUMS"} <= set(tracked)
+    assert {f"data/{rel(p)}" for p in archives()} | {"data/README.md", "data/SHA256SUMS"} <= set(tracked)
 
 
 def test_run_and_settings_read_data_not_shared():

@@ -1,4 +1,4 @@
-"""RNA STRAND filters, subsets and the preparation pipeline (real cd-hit-est)."""
+"""RNA STRAND filters, subsets and the preparation pipeline (real cd-hit-est), through its declaration."""
 
 from __future__ import annotations
 
@@ -8,8 +8,31 @@ import time
 
 import pytest
 
-from ingest.strand.prepare import prepare_rnastrand, screen_entry, strand_subsets
-from ingest.strand.reader import StrandEntry, StrandError, parse_entry
+from ingest.datasets.catalogue import RNASTRAND
+from ingest.datasets.declaration import prepare_dataset, screen_entry
+from ingest.datasets.readers import read_source
+
+
+def strand_subsets(length: int, pk: bool) -> list[str]:
+    return RNASTRAND.subsets_of(length, pk, "")
+
+
+def prepare_rnastrand(path, **kwargs):
+    return prepare_dataset(RNASTRAND, path, **kwargs)
+
+
+def test_declared_subsets_are_the_rna_strand_subsets():
+    # The subsets RNA STRAND has had since the first import (slug, name, description, in page order).
+    assert [(s.slug, s.name, s.description) for s in RNASTRAND.subsets()] == [
+        ("all", "All RNAs", "Every RNA STRAND entry that passed the filters."),
+        ("short", "Short (20-200 nt)", "Length 20 to 200 nucleotides."),
+        ("medium", "Medium (201-800 nt)", "Length 201 to 800 nucleotides."),
+        ("long", "Long (> 800 nt)", "Longer than 800 nucleotides."),
+        ("pk", "Pseudoknotted", "The reference has at least two crossing pairs."),
+        ("pk-short", "Pseudoknotted, short", "Pseudoknotted and 20 to 200 nucleotides."),
+        ("pk-medium", "Pseudoknotted, medium", "Pseudoknotted and 201 to 800 nucleotides."),
+        ("pk-long", "Pseudoknotted, long", "Pseudoknotted and longer than 800 nucleotides."),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -39,20 +62,24 @@ def bpseq(entry_id: str, seq: str, pairs: dict[int, int] | None = None) -> str:
     return head + "".join(f"{i} {b} {partner.get(i, 0)}\n" for i, b in enumerate(seq, start=1))
 
 
-def entry(seq: str) -> StrandEntry | StrandError:
-    return parse_entry("RFA_00001", bpseq("RFA_00001", seq))
+def entry(tmp_path, seq: str, entry_id: str = "RFA_00001", text: str | None = None):
+    folder = tmp_path / entry_id
+    folder.mkdir()
+    (folder / f"{entry_id}.bpseq").write_text(text or bpseq(entry_id, seq))
+    (item,) = read_source(folder, RNASTRAND.fmt, RNASTRAND.options)
+    return item
 
 
-def test_filters():
+def test_filters(tmp_path):
     ok = "acgtACGUacgu" * 2  # 24 nt, lower case and T
-    seq, why = screen_entry(entry(ok))
+    seq, why = screen_entry(RNASTRAND, entry(tmp_path, ok))
     assert why is None and seq == "ACGUACGUACGU" * 2
-    seq, why = screen_entry(entry("ACGU" * 4 + "ACG"))  # 19 nt
+    seq, why = screen_entry(RNASTRAND, entry(tmp_path, "ACGU" * 4 + "ACG", "RFA_00002"))  # 19 nt
     assert seq is None and why.reason == "too_short" and why.detail == "19 nt"
-    seq, why = screen_entry(entry("ACGU" * 5 + "N" + "P"))
+    seq, why = screen_entry(RNASTRAND, entry(tmp_path, "ACGU" * 5 + "N" + "P", "RFA_00003"))
     assert seq is None and why.reason == "non_acgu" and "'N'" in why.detail and "'P'" in why.detail
-    err = parse_entry("RFA_00002", bpseq("RFA_00002", "ACGU" * 6).replace("1 A 0", "1 A 99"))
-    seq, why = screen_entry(err)
+    bad = bpseq("RFA_00004", "ACGU" * 6).replace("1 A 0", "1 A 99")
+    seq, why = screen_entry(RNASTRAND, entry(tmp_path, "", "RFA_00004", text=bad))
     assert why.reason == "malformed" and "line 4" in why.detail
 
 
