@@ -7,6 +7,13 @@ Endpoints (the ones :class:`ingest.pdb.rcsb.RcsbClient` uses):
   fails here too); entries with RNA released in the range are returned sorted by date, paginated by
   ``request_options.paginate``; 204 when nothing matches.
 * ``GET /download/{ID}.cif.gz`` - the entry's real file from ``../shared/data/mmcif``, gzipped.
+* ``GET /rest/v1/holdings/status/{ID}`` - the Data API's holdings status: ``CURRENT``/``REL`` for a released
+  entry, ``UNRELEASED``/``HPUB`` for one not yet released, 404 for an unknown id; ``holdings[ID] =
+  (status, code)`` overrides it (e.g. ``("UNRELEASED", "WDRN")`` for a withdrawn entry).
+
+With ``clock`` (a callable returning the current UTC datetime, e.g. :func:`comparna.clock.now` of a
+time-travel clock) an entry exists only from its release date on: search does not list it and its file is
+404 before, as at the RCSB.
 
 Fault injection per entry (counts are decremented per request, ``ALWAYS`` never runs out):
 
@@ -23,8 +30,9 @@ from __future__ import annotations
 import gzip
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -86,8 +94,10 @@ def shared_entries(mmcif_dir: Path, *, first_release: date = date(2024, 1, 3)) -
 class LocalRcsb:
     """The server; use as a context manager or call :meth:`start`/:meth:`stop`."""
 
-    def __init__(self, entries: list[LocalEntry]):
+    def __init__(self, entries: list[LocalEntry], *, clock: Callable[[], datetime] | None = None):
         self.entries = {e.pdb_id.upper(): e for e in entries}
+        self.clock = clock
+        self.holdings: dict[str, tuple[str, str]] = {}
         self.fail_500: dict[str, int] = {}
         self.delay: dict[str, tuple[int, float]] = {}
         self.truncate: dict[str, int] = {}
@@ -140,6 +150,23 @@ class LocalRcsb:
     @property
     def download_url(self) -> str:
         return f"{self.base_url}/download"
+
+    @property
+    def data_url(self) -> str:
+        return f"{self.base_url}/rest/v1"
+
+    def released(self, pdb_id: str) -> bool:
+        entry = self.entries.get(pdb_id)
+        if entry is None:
+            return False
+        return self.clock is None or entry.release <= self.clock().date()
+
+    def holding(self, pdb_id: str) -> tuple[str, str] | None:
+        if pdb_id in self.holdings:
+            return self.holdings[pdb_id]
+        if pdb_id not in self.entries:
+            return None
+        return ("CURRENT", "REL") if self.released(pdb_id) else ("UNRELEASED", "HPUB")
 
     def hits(self, path_fragment: str) -> int:
         with self._lock:
@@ -204,7 +231,7 @@ class LocalRcsb:
             return above and below
 
         matches = sorted(
-            (e for e in self.entries.values() if e.has_rna and inside(e.release)),
+            (e for e in self.entries.values() if e.has_rna and inside(e.release) and self.released(e.pdb_id)),
             key=lambda e: (e.release, e.pdb_id),
         )
         if not matches:
@@ -269,6 +296,21 @@ def _make_handler(rcsb: LocalRcsb):
             self._send(status, b"" if payload is None else json.dumps(payload).encode())
 
         def do_GET(self):
+            if self.path.startswith("/rest/v1/holdings/status/"):
+                pdb_id = self.path.rsplit("/", 1)[-1].upper()
+                held = rcsb.holding(pdb_id)
+                if held is None:
+                    self._send(404, b'{"status": 404, "message": "not found"}')
+                    return
+                record = {
+                    "rcsb_id": pdb_id,
+                    "rcsb_repository_holdings_combined": {"status": held[0], "status_code": held[1]},
+                    "rcsb_repository_holdings_combined_entry_container_identifiers": {
+                        "rcsb_id": pdb_id, "entry_id": pdb_id, "update_id": "local"
+                    },
+                }
+                self._send(200, json.dumps(record).encode())
+                return
             prefix, suffix = "/download/", ".cif.gz"
             if not (self.path.startswith(prefix) and self.path.endswith(suffix)):
                 self._send(404, b"not found", "text/plain")
@@ -277,7 +319,7 @@ def _make_handler(rcsb: LocalRcsb):
             seconds = rcsb._take_delay(pdb_id)
             if seconds and rcsb._stop.wait(seconds):
                 return
-            if pdb_id not in rcsb.entries or pdb_id in rcsb.gone:
+            if pdb_id not in rcsb.entries or pdb_id in rcsb.gone or not rcsb.released(pdb_id):
                 self._send(404, b"not found", "text/plain")
                 return
             if rcsb._take(rcsb.fail_500, pdb_id):
