@@ -14,6 +14,7 @@
     rankings: nightly, of every subset whose inputs changed ... comparna.tasks.recompute_rankings_task (beat)
       └─> dataset snapshot when settled and changed ... comparna.snapshot_tasks.build_snapshot_task
     after an import or a poll: dataset snapshot if changed  comparna.snapshot_tasks.snapshot_if_changed_task
+    after a weekly PDB poll: blind targets linked, scored . comparna.blind.tasks.link_released_task
 
 Steps are Celery tasks sent **by name** once the surrounding transaction commits, so the apps that produce
 an event (``ingest``, ``predictors``) never import each other, and the rows a task works on are stored
@@ -49,6 +50,7 @@ QUEUE_PREDICTIONS = Step("predictors.tasks.queue_predictions_task")
 RUN_PREDICTION = Step("predictors.tasks.run_prediction_task", queue="predict")
 ASSIGN_FAMILIES = Step("ingest.tasks.assign_families_task")
 TEST_RUN = Step("predictors.tasks.run_test_task", queue="testrun")
+LINK_RELEASED = Step("comparna.blind.tasks.link_released_task")
 SNAPSHOT_IF_CHANGED = Step("comparna.snapshot_tasks.snapshot_if_changed_task")
 BUILD_SNAPSHOT = Step("comparna.snapshot_tasks.build_snapshot_task")
 
@@ -108,6 +110,11 @@ def predictions_queued(*, prediction_ids: Sequence[int]) -> None:
 def dataset_changed(*, dataset_id: int) -> None:
     """An import or a poll of a dataset finished: archive a new snapshot if its data changed."""
     send_after_commit(SNAPSHOT_IF_CHANGED, [(dataset_id,)])
+
+
+def pdb_poll_finished(*, poll_id: int) -> None:
+    """A weekly PDB poll finished: link the released blind targets to their chains, score and rank them."""
+    send_after_commit(LINK_RELEASED, [(poll_id,)])
 
 
 def test_run_requested(*, trial_id: str) -> None:

@@ -22,7 +22,9 @@ SCHEDULE: dict = {
     },
 }
 
-SCHEDULE_MODULES = ("comparna.scheduled", "predictors.scheduled", "ingest.scheduled")
+SCHEDULE_MODULES = (
+    "comparna.scheduled", "comparna.blind.scheduled", "predictors.scheduled", "ingest.scheduled"
+)
 
 
 def collect_schedules() -> dict:

@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "comparna",
     "comparna.snapshots",
+    "comparna.blind",
     "predictors",
     "ingest",
 ]
@@ -238,6 +239,26 @@ import datetime as _dt  # noqa: E402
 # Planned maximum size of the PDB set for the group-sequential boundary (information fraction = n / this).
 PDB_PLANNED_TARGETS = int(os.environ.get("COMPARNA_PDB_PLANNED_TARGETS", "2000"))
 PDB_BENCHMARK_START = _dt.date.fromisoformat(os.environ.get("COMPARNA_PDB_BENCHMARK_START", "2024-01-01"))
+
+# --- Blind track (comparna/blind) ----------------------------------------------------------------------
+# The clock of every weekly deadline and of the PDB poll window (comparna/clock.py): unset = real UTC time;
+# "<start>@<unix origin>[x<rate>]" = a time-travel clock for rehearsals and integration tests.
+CLOCK = os.environ.get("COMPARNA_CLOCK", "")
+# Where the Saturday pre-release sequence files are read (new_release_structure_sequence[_canonical].tsv).
+WWPDB_FILES_URL = os.environ.get("COMPARNA_WWPDB_FILES_URL", "https://www.wwpdb.org/files")
+# The RCSB Data API (holdings status of entries announced but not found after the release).
+RCSB_DATA_URL = os.environ.get("COMPARNA_RCSB_DATA_URL", "https://data.rcsb.org/rest/v1")
+# Deadline = commitment time, this long before the Wednesday 00:00 UTC release (default Tuesday 22:00 UTC).
+BLIND_DEADLINE_BEFORE_RELEASE_S = float(os.environ.get("COMPARNA_BLIND_DEADLINE_BEFORE_RELEASE_S", "7200"))
+# Retries of the pre-release poll while the file is missing, stale or malformed: base * 2^n, capped.
+BLIND_RETRY_BASE_S = float(os.environ.get("COMPARNA_BLIND_RETRY_BASE_S", "600"))
+BLIND_RETRY_MAX_S = float(os.environ.get("COMPARNA_BLIND_RETRY_MAX_S", "3600"))
+# An announced entry still on hold this long after its release date is closed.
+BLIND_HOLD_GRACE_DAYS = int(os.environ.get("COMPARNA_BLIND_HOLD_GRACE_DAYS", "28"))
+# A released chain links to a blind target at this sequence identity (over its observed residues) or more.
+BLIND_MIN_IDENTITY = float(os.environ.get("COMPARNA_BLIND_MIN_IDENTITY", "0.95"))
+# Planned maximum of blind targets for the group-sequential boundary of the cumulative ranking.
+BLIND_PLANNED_TARGETS = int(os.environ.get("COMPARNA_BLIND_PLANNED_TARGETS", "500"))
 
 # --- Rfam --------------------------------------------------------------------------------------------
 # A prepared Rfam library (Rfam.cm pressed + Rfam.seed, see ingest/rfam/library.py); by default the real

@@ -29,6 +29,7 @@ urlpatterns = [
     ),
     path("api/", include("comparna.api.urls")),
     path("snapshots/", include("comparna.snapshots.urls")),
+    path("blind/", include("comparna.blind.urls")),
     path("", include("predictors.urls")),
     path("", include("ingest.urls")),
     path("admin/", admin.site.urls),

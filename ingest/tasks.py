@@ -6,7 +6,7 @@ from pathlib import Path
 
 from celery import shared_task
 
-from comparna import pipeline
+from comparna import clock, pipeline
 from comparna.models import Dataset, Target
 from ingest.services.datasets import import_dataset
 from ingest.services.pdb import PDB_SLUG, next_poll_window, poll_pdb
@@ -33,13 +33,14 @@ def import_rnastrand_task(path: str) -> int:
 @shared_task(acks_late=True, queue="default", soft_time_limit=6 * 3600 - 60, time_limit=6 * 3600)
 def poll_pdb_task() -> int | None:
     """Weekly: poll the RCSB from the last successful poll up to today. Returns the PollRun pk."""
-    since, until = next_poll_window()
+    since, until = next_poll_window(today=clock.today())
     if since > until:
         return None
     run = poll_pdb(since=since, until=until)
     dataset_id = Dataset.objects.filter(slug=PDB_SLUG).values_list("pk", flat=True).first()
     if dataset_id is not None:
         pipeline.dataset_changed(dataset_id=dataset_id)
+    pipeline.pdb_poll_finished(poll_id=run.pk)
     return run.pk
 
 

@@ -21,6 +21,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from comparna.api import serializers as s
+from comparna.blind.embargo import embargoed
 from comparna.models import Dataset, RankingSnapshot, Score, Subset, Target
 from comparna.params import ID_PATTERN, ascii_int
 from predictors.models import Method, MethodVersion, Prediction
@@ -189,7 +190,11 @@ class PredictionViewSet(ReadOnly):
     serializer_class = s.PredictionSerializer
 
     def get_queryset(self):
-        qs = Prediction.objects.select_related("method_version__method", "target__dataset").order_by("pk")
+        qs = (
+            Prediction.objects.select_related("method_version__method", "target__dataset")
+            .exclude(embargoed())  # blind predictions: after their week's release only
+            .order_by("pk")
+        )
         if self.action != "list":
             return qs
         if (v := self.q("dataset")) is not None:

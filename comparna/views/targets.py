@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.shortcuts import get_object_or_404
 from django.views.generic import ListView, TemplateView
 
+from comparna.blind.embargo import embargo_of
 from comparna.models import Dataset, Target
 from comparna.services.pages.targets import target_context
 
@@ -42,6 +43,9 @@ class TargetDetailView(TemplateView):
         ctx["target"] = target
         ctx["pdb_chain"] = getattr(target, "pdb_chain", None) if _has_pdb_chain(target) else None
         ctx.update(target_context(target))
+        ctx["blind"] = embargo_of(target)
+        if ctx["blind"] and ctx["blind"]["hidden"]:
+            ctx["predictions"] = []  # blind predictions are shown after the release only
         return ctx
 
 
