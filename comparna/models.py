@@ -155,10 +155,13 @@ class ReferenceStructure(models.Model):
 
 
 class ScoreQuerySet(models.QuerySet):
-    def current(self, *, active_only: bool = True) -> ScoreQuerySet:
-        """Scores of each method's current version, of active methods only unless ``active_only`` is False:
-        what rankings, pages and snapshots use."""
+    def current(self, *, active_only: bool = True, public_only: bool = True) -> ScoreQuerySet:
+        """Scores of each method's current version, of active methods only unless ``active_only`` is False,
+        of public methods only (no owner's development method) unless ``public_only`` is False: what
+        rankings, pages and snapshots use."""
         qs = self.filter(prediction__method_version__is_current=True)
+        if public_only:
+            qs = qs.filter(prediction__method_version__method__visibility="public")
         return qs.filter(prediction__method_version__method__active=True) if active_only else qs
 
 

@@ -9,6 +9,7 @@
             └─> comparative inputs (seed)/(20), aligned by cmalign, stored with the assignment
                   └─> predictions of comparative methods . predictors.tasks.queue_predictions_task
     each queued prediction ........................... predictors.tasks.run_prediction_task (queue "predict")
+      (a web-service method over its concurrency/rate limit: the same task again, with a countdown)
     an admin test run of a spec ...................... predictors.tasks.run_test_task (queue "testrun")
       └─> scores: stored with the prediction's outcome, in the same transaction (predictors.services)
     rankings: nightly, of every subset whose inputs changed ... comparna.tasks.recompute_rankings_task (beat)
@@ -58,7 +59,9 @@ BUILD_SNAPSHOT = Step("comparna.snapshot_tasks.build_snapshot_task")
 FAMILY_BATCH = 100
 
 
-def send_after_commit(step: Step, calls: Iterable[tuple], *, app=None) -> None:
+def send_after_commit(
+    step: Step, calls: Iterable[tuple], *, app=None, countdown: float | None = None
+) -> None:
     """After the surrounding transaction commits, send ``step`` once per args tuple in ``calls``.
 
     The task is looked up by name in ``app`` (the configured Celery app by default): where it is registered
@@ -70,11 +73,14 @@ def send_after_commit(step: Step, calls: Iterable[tuple], *, app=None) -> None:
     if not calls:
         return
     app = app or current_app
+    options = {"queue": step.queue}
+    if countdown is not None:
+        options["countdown"] = countdown
 
     def send() -> None:
         for n, args in enumerate(calls):
             try:
-                app.signature(step.task, args=args, options={"queue": step.queue}).apply_async()
+                app.signature(step.task, args=args, options=options).apply_async()
             except Exception:  # noqa: BLE001 - any broker error: the sweeps recover, stored rows stay
                 log.exception(
                     "could not send %s (%d of %d not sent); the periodic sweep will resend",
@@ -105,6 +111,11 @@ def families_assigned(*, target_ids: Sequence[int]) -> None:
 def predictions_queued(*, prediction_ids: Sequence[int]) -> None:
     """Queued predictions are stored (new, re-queued or lost): send each to the ``predict`` workers."""
     send_after_commit(RUN_PREDICTION, [(pk,) for pk in prediction_ids])
+
+
+def prediction_deferred(*, prediction_id: int, countdown: float) -> None:
+    """A web-service prediction waits for its method's concurrency or rate limit: send it again later."""
+    send_after_commit(RUN_PREDICTION, [(prediction_id,)], countdown=countdown)
 
 
 def dataset_changed(*, dataset_id: int) -> None:

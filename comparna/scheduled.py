@@ -23,7 +23,11 @@ SCHEDULE: dict = {
 }
 
 SCHEDULE_MODULES = (
-    "comparna.scheduled", "comparna.blind.scheduled", "predictors.scheduled", "ingest.scheduled"
+    "comparna.scheduled",
+    "comparna.blind.scheduled",
+    "comparna.owners.scheduled",
+    "predictors.scheduled",
+    "ingest.scheduled",
 )
 
 

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "comparna",
     "comparna.snapshots",
     "comparna.blind",
+    "comparna.owners",
     "predictors",
     "ingest",
 ]
@@ -264,3 +265,52 @@ BLIND_PLANNED_TARGETS = int(os.environ.get("COMPARNA_BLIND_PLANNED_TARGETS", "50
 # A prepared Rfam library (Rfam.cm pressed + Rfam.seed, see ingest/rfam/library.py); by default the real
 # families shipped by Debian's infernal-doc, assembled under var/rfam on first use.
 RFAM_LIBRARY = os.environ.get("COMPARNA_RFAM_LIBRARY") or None
+
+# --- Method owners (issue 17: comparna/owners) ------------------------------------------------------
+# E-mail: confirmation links, approval notices and digests. The console backend by default (the embedded
+# run prints mails to the log); deployments set COMPARNA_EMAIL_BACKEND=smtp and EMAIL_HOST & co.; the tests
+# use the locmem (Django tests) or file backend (the stack).
+_EMAIL_BACKENDS = {
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+    "locmem": "django.core.mail.backends.locmem.EmailBackend",
+}
+EMAIL_BACKEND = _EMAIL_BACKENDS.get(
+    os.environ.get("COMPARNA_EMAIL_BACKEND", "console"), os.environ.get("COMPARNA_EMAIL_BACKEND", "")
+)
+EMAIL_FILE_PATH = os.environ.get("COMPARNA_EMAIL_FILE_PATH", str(DATA_DIR / "mail"))
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = _env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("COMPARNA_FROM_EMAIL", "CompaRNA <comparna@localhost>")
+# Absolute base URL of the site, for links in e-mails and web-service callbacks.
+SITE_URL = os.environ.get("COMPARNA_SITE_URL", "http://127.0.0.1:8000")
+LOGIN_URL = "owner-login"
+LOGIN_REDIRECT_URL = "owner-home"
+LOGOUT_REDIRECT_URL = "home"
+# E-mail confirmation links stay valid this long.
+OWNER_CONFIRM_MAX_AGE_S = int(os.environ.get("COMPARNA_CONFIRM_MAX_AGE_S", str(3 * 24 * 3600)))
+# Uploaded container image archives: size cap and cap of everything decompressed from one. The checked
+# copies are kept in COMPARNA_IMAGES_DIR (default <data dir>/images; predictors.core.owner_image), which
+# every worker host must share; predictors never see it.
+IMAGE_ARCHIVE_MAX_MB = int(os.environ.get("COMPARNA_IMAGE_MAX_MB", "2048"))
+IMAGE_ARCHIVE_MAX_EXPANDED_MB = int(os.environ.get("COMPARNA_IMAGE_MAX_EXPANDED_MB", "8192"))
+FILE_UPLOAD_TEMP_DIR = os.environ.get("COMPARNA_UPLOAD_TMP") or None
+# Uploads over the archive cap are cut off while they arrive (comparna.owners.images).
+FILE_UPLOAD_HANDLERS = [
+    "comparna.owners.images.CappedUploadHandler",
+    "django.core.files.uploadhandler.MemoryFileUploadHandler",
+    "django.core.files.uploadhandler.TemporaryFileUploadHandler",
+]
+# Web services: first retry delay (doubled per retry). Endpoints on private, loopback or link-local
+# addresses are refused unless inside COMPARNA_WEBSERVICE_ALLOWED_NETWORKS (read by
+# predictors.core.netguard from the environment, e.g. "127.0.0.0/8" in the tests).
+WEBSERVICE_BACKOFF_S = float(os.environ.get("COMPARNA_WEBSERVICE_BACKOFF_S", "2"))
+# The API knows owners by their token (Authorization: Token <key>) or their session.
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+    "comparna.owners.auth.OwnerTokenAuthentication",
+    "rest_framework.authentication.SessionAuthentication",
+]

@@ -31,6 +31,7 @@ urlpatterns = [
     path("snapshots/", include("comparna.snapshots.urls")),
     path("blind/", include("comparna.blind.urls")),
     path("", include("predictors.urls")),
+    path("", include("comparna.owners.urls")),
     path("", include("ingest.urls")),
     path("admin/", admin.site.urls),
     # Browsers ask for it on pages without an icon link (the admin's): no icon, but no 404 either.

@@ -25,6 +25,7 @@ from comparna.models import Dataset, Target
 from predictors.core.spec import PredictorSpec
 from predictors.forms import PredictorForm, spec_token, token_matches
 from predictors.models import Method, MethodVersion, Prediction, TrialRun
+from predictors.publication import publish
 from predictors.services import queue_predictions, register_spec, spec_from_version, spec_to_json
 from predictors.trials import TrialBusy, is_expired, request_test_run, time_limit_s
 
@@ -69,17 +70,23 @@ def queue_on_static_benchmark(version: MethodVersion) -> int:
 
 @admin.register(Method)
 class MethodAdmin(admin.ModelAdmin):
-    list_display = ("name", "input_kind", "pseudoknots", "active", "from_catalogue", "progress_link")
-    list_filter = ("active", "input_kind", "from_catalogue")
-    search_fields = ("name",)
+    list_display = (
+        "name", "input_kind", "pseudoknots", "active", "from_catalogue", "visibility", "owner",
+        "publication_requested_at", "progress_link",
+    )
+    list_filter = ("active", "visibility", "input_kind", "from_catalogue")
+    search_fields = ("name", "owner__username")
+    actions = ["make_public"]
     inlines = [VersionInline]
     # Everything but "active" comes from the spec; it is edited through the spec form, as a new version.
     readonly_fields = (
         "name", "edit_spec_link", "progress_link", "input_kind", "pseudoknots", "from_catalogue",
-        "description", "citation", "url",
+        "description", "citation", "url", "owner", "visibility", "publication_requested_at",
     )
-    fields = ("name", "active", "edit_spec_link", "progress_link", "input_kind", "pseudoknots",
-              "from_catalogue", "description", "citation", "url")
+    fields = (
+        "name", "active", "visibility", "owner", "publication_requested_at", "edit_spec_link",
+        "progress_link", "input_kind", "pseudoknots", "from_catalogue", "description", "citation", "url",
+    )
 
     @admin.display(description="Command and version")
     def edit_spec_link(self, obj: Method) -> str:
@@ -94,6 +101,13 @@ class MethodAdmin(admin.ModelAdmin):
     def progress_link(self, obj: Method) -> str:
         url = status_url(obj) if obj.pk else None
         return format_html('<a href="{}">status</a>', url) if url else "-"
+
+    @admin.action(description="Make public (enters rankings and snapshots at their next computation)")
+    def make_public(self, request, queryset) -> None:
+        if not request.user.has_perm("predictors.change_method"):
+            raise PermissionDenied
+        n = sum(publish(method=m) for m in queryset)
+        self.message_user(request, f"{n} method(s) made public.", messages.SUCCESS)
 
     def get_urls(self):
         own = [

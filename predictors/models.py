@@ -9,8 +9,36 @@ from django.db import models
 from django.utils import timezone
 
 
+class MethodQuerySet(models.QuerySet):
+    def public(self) -> MethodQuerySet:
+        """Methods anyone may see: everything but owners' development methods."""
+        return self.filter(visibility=Method.Visibility.PUBLIC)
+
+    def visible_to(self, user) -> MethodQuerySet:
+        """Public methods and, for a signed-in owner, their own development methods."""
+        return self.filter(visible_q(user))
+
+
+def visible_q(user, prefix: str = "") -> models.Q:
+    """The filter "public, or owned by ``user``" on a Method (``prefix`` reaches it from a related model,
+    e.g. ``"prediction__method_version__method__"``)."""
+    q = models.Q(**{f"{prefix}visibility": Method.Visibility.PUBLIC})
+    if user is not None and getattr(user, "is_authenticated", False):
+        q |= models.Q(**{f"{prefix}owner": user})
+    return q
+
+
 class Method(models.Model):
-    """A prediction method as people know it (e.g. "RNAfold (MFE)"); its runnable form is a MethodVersion."""
+    """A prediction method as people know it (e.g. "RNAfold (MFE)"); its runnable form is a MethodVersion.
+
+    A method registered by its owner (issue 17) starts as a *development* method: it is run and scored on
+    every target like any other, but only its owner sees it (pages, API with their token); it enters public
+    pages, rankings and snapshots once staff approve its publication.
+    """
+
+    class Visibility(models.TextChoices):
+        PUBLIC = "public", "Public"
+        DEVELOPMENT = "development", "Development (private to its owner)"
 
     class InputKind(models.TextChoices):
         SINGLE = "single", "Single sequence"
@@ -26,12 +54,35 @@ class Method(models.Model):
     active = models.BooleanField(default=True)
     from_catalogue = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="methods",
+        help_text="The account that registered it (none for catalogue methods).",
+    )
+    visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.PUBLIC, db_index=True
+    )
+    publication_requested_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the owner asked for it to be made public (staff approve)."
+    )
+    published_at = models.DateTimeField(null=True, blank=True)
+
+    objects = MethodQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def is_public(self) -> bool:
+        return self.visibility == self.Visibility.PUBLIC
+
+    @property
+    def kind(self) -> str:
+        """command, image or web (of the current version's spec)."""
+        current = self.current_version
+        return (current.spec.get("kind") or "command") if current is not None else "command"
 
     @property
     def is_comparative(self) -> bool:
@@ -75,7 +126,9 @@ class MethodVersion(models.Model):
 
 class PredictionQuerySet(models.QuerySet):
     def finished(self) -> PredictionQuerySet:
-        return self.exclude(status__in=[Prediction.Status.QUEUED, Prediction.Status.RUNNING])
+        return self.exclude(
+            status__in=[Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING]
+        )
 
     def ok(self) -> PredictionQuerySet:
         return self.filter(status=Prediction.Status.OK)
@@ -93,6 +146,8 @@ class Prediction(models.Model):
         TOO_LONG = "too_long", "too long"
         UNPARSABLE = "unparsable"
         INFRASTRUCTURE_ERROR = "infrastructure_error", "infrastructure error"
+        # A web service accepted the job; its structure arrives by upload (or the window closes: timeout).
+        AWAITING = "awaiting", "awaiting upload"
 
     method_version = models.ForeignKey(MethodVersion, on_delete=models.CASCADE, related_name="predictions")
     target = models.ForeignKey("comparna.Target", on_delete=models.CASCADE, related_name="predictions")
@@ -114,6 +169,10 @@ class Prediction(models.Model):
     queued_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    awaiting_until = models.DateTimeField(
+        null=True, blank=True, help_text="An awaiting prediction's upload window closes then."
+    )
+    uploaded = models.BooleanField(default=False, help_text="The structure came by upload (web services).")
 
     objects = PredictionQuerySet.as_manager()
 

@@ -10,6 +10,11 @@ SCHEDULE: dict = {
         "schedule": float(os.environ.get("COMPARNA_SWEEP_INTERVAL_S", "300")),
         "options": {"queue": "default"},
     },
+    "close-expired-uploads": {
+        "task": "predictors.tasks.close_expired_uploads_task",
+        "schedule": float(os.environ.get("COMPARNA_UPLOAD_SWEEP_INTERVAL_S", "600")),
+        "options": {"queue": "default"},
+    },
     "queue-unpredicted-targets": {
         "task": "predictors.tasks.queue_unpredicted_targets_task",
         "schedule": float(os.environ.get("COMPARNA_UNPREDICTED_SWEEP_INTERVAL_S", "3600")),

@@ -14,6 +14,7 @@ from comparna import pipeline
 from comparna.models import Target
 from comparna.rna.canonical import structure_to_text
 from comparna.services.scoring import score_prediction
+from predictors import webservices
 from predictors.core.runners import RunResult, run_prediction
 from predictors.core.spec import PredictorSpec
 from predictors.core.workspace import process_token, token_alive
@@ -211,6 +212,11 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
             # Final: a re-delivered message. Running: another worker has it, or it died with it on
             # another host, in which case the sweep (requeue_stuck_predictions) puts it back after its limit.
             return prediction
+        spec = spec_from_version(prediction.method_version)
+        delay = webservices.throttle_delay(prediction, spec)  # web services: the owner's limits
+        if delay:
+            webservices.defer(prediction, delay)
+            return prediction
         prediction.status = Prediction.Status.RUNNING
         prediction.attempts += 1
         prediction.started_at = timezone.now()
@@ -218,7 +224,6 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
         prediction.save(update_fields=["status", "attempts", "started_at", "worker"])
 
     try:
-        spec = spec_from_version(prediction.method_version)
         alignment = None
         if spec.comparative_input:
             comparative = (
@@ -229,7 +234,8 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
             if comparative is None:
                 raise InfrastructureError(f"{prediction.target} has no ({spec.comparative_input}) input")
             alignment = comparative.job_alignment()
-        result = run_prediction(spec, prediction.target.sequence, alignment=alignment)
+        runner = webservices.runner_for(prediction, spec) if spec.kind == "web" else None
+        result = run_prediction(spec, prediction.target.sequence, alignment=alignment, runner=runner)
         if result.status == Prediction.Status.INFRASTRUCTURE_ERROR:
             raise InfrastructureError(result.message)
         return store_result(prediction=prediction, result=result)
@@ -244,6 +250,9 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
 @transaction.atomic
 def store_result(*, prediction: Prediction, result: RunResult) -> Prediction:
     """Store the run's outcome and, for an ``ok`` run, its scores, in one transaction."""
+    if Prediction.objects.select_for_update().filter(pk=prediction.pk, uploaded=True).exists():
+        # the owner uploaded the structure while their service was being asked: the upload stands
+        return Prediction.objects.get(pk=prediction.pk)
     prediction.status = result.status
     prediction.pairs = structure_to_text(result.structure) if result.structure is not None else ""
     prediction.probabilities = [list(p) for p in result.probabilities] if result.probabilities else None
@@ -253,7 +262,11 @@ def store_result(*, prediction: Prediction, result: RunResult) -> Prediction:
     prediction.stderr_tail = (result.stderr_tail or "")[-4000:]
     prediction.runner = result.runner
     prediction.limits = json_ready(result.limits or {})
-    prediction.finished_at = timezone.now()
+    if result.status == Prediction.Status.AWAITING:
+        # accepted by a web service: the structure comes by upload within the window (predictors.uploads)
+        prediction.awaiting_until = webservices.awaiting_until(spec_from_version(prediction.method_version))
+    else:
+        prediction.finished_at = timezone.now()
     prediction.save()
     score_prediction(prediction=prediction)
     return prediction

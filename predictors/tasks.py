@@ -14,6 +14,7 @@ from predictors.services import (
     queue_unpredicted_targets,
     requeue_stuck_predictions,
 )
+from predictors.webservices import close_expired_uploads
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +91,9 @@ def run_test_task(trial_id: str) -> str:
     from predictors.trials import execute_test_run
 
     return execute_test_run(trial_id=trial_id).status
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=240, time_limit=300)
+def close_expired_uploads_task() -> int:
+    """Periodic sweep: web-service jobs whose upload window closed without an upload become ``timeout``."""
+    return close_expired_uploads()

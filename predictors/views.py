@@ -36,7 +36,7 @@ class MethodStatusView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        method = get_object_or_404(Method, name=kwargs["name"])
+        method = get_object_or_404(Method.objects.visible_to(self.request.user), name=kwargs["name"])
         current = method.current_version
         counts = status_counts(current) if current else {}
         total = sum(counts.values())

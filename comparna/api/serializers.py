@@ -151,6 +151,15 @@ class MethodVersionSerializer(serializers.ModelSerializer):
         model = MethodVersion
         fields = ["id", "version", "program", "fingerprint", "is_current", "created_at", "spec"]
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        # A web service's address is its owner's business (the fingerprint still tells versions apart).
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        if (data.get("spec") or {}).get("endpoint") and instance.method.owner_id != getattr(user, "pk", None):
+            data["spec"] = {**data["spec"], "endpoint": "(private)"}
+        return data
+
 
 class MethodSerializer(serializers.ModelSerializer):
     versions = MethodVersionSerializer(many=True, read_only=True)
@@ -166,6 +175,7 @@ class MethodSerializer(serializers.ModelSerializer):
             "input_kind",
             "pseudoknots",
             "active",
+            "visibility",
             "created_at",
             "versions",
         ]

@@ -24,7 +24,7 @@ from comparna.api import serializers as s
 from comparna.blind.embargo import embargoed
 from comparna.models import Dataset, RankingSnapshot, Score, Subset, Target
 from comparna.params import ID_PATTERN, ascii_int
-from predictors.models import Method, MethodVersion, Prediction
+from predictors.models import Method, MethodVersion, Prediction, visible_q
 
 CACHE_PREFIX = "comparna:api:v1"
 
@@ -73,9 +73,9 @@ def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
 
 
 class ReadOnly(viewsets.ReadOnlyModelViewSet):
-    """Shared settings: anonymous read-only access, pagination, drf-spectacular schema."""
+    """Shared settings: read-only access (anonymous, or an owner by token or session, who then also sees
+    their own development methods), pagination, drf-spectacular schema."""
 
-    authentication_classes: list = []
     permission_classes: list = []
     pagination_class = Pagination
     schema = AutoSchema()
@@ -157,7 +157,7 @@ class MethodViewSet(ReadOnly):
     serializer_class = s.MethodSerializer
 
     def get_queryset(self):
-        qs = Method.objects.prefetch_related(
+        qs = Method.objects.visible_to(self.request.user).prefetch_related(
             Prefetch("versions", queryset=MethodVersion.objects.order_by("-created_at"))
         ).order_by("name")
         if self.action != "list":
@@ -191,7 +191,8 @@ class PredictionViewSet(ReadOnly):
 
     def get_queryset(self):
         qs = (
-            Prediction.objects.select_related("method_version__method", "target__dataset")
+            Prediction.objects.filter(visible_q(self.request.user, "method_version__method__"))
+            .select_related("method_version__method", "target__dataset")
             .exclude(embargoed())  # blind predictions: after their week's release only
             .order_by("pk")
         )
@@ -234,16 +235,18 @@ class ScoreViewSet(ReadOnly):
     serializer_class = s.ScoreSerializer
 
     def get_queryset(self):
-        qs = Score.objects.select_related(
-            "prediction__method_version__method", "prediction__target__dataset"
-        ).order_by("pk")
+        qs = (
+            Score.objects.filter(visible_q(self.request.user, "prediction__method_version__method__"))
+            .select_related("prediction__method_version__method", "prediction__target__dataset")
+            .order_by("pk")
+        )
         if self.action != "list":
             return qs
         current = (self.q("current") or "true").lower()
         if current not in ("true", "false"):
             raise ValidationError({"current": "expected true or false"})
         if current == "true":
-            qs = qs.current(active_only=False)
+            qs = qs.current(active_only=False, public_only=False)  # visibility: filtered above
         if (v := self.q("dataset")) is not None:
             qs = qs.filter(prediction__target__dataset__slug=v)
         if (v := self.q("subset")) is not None:

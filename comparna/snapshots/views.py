@@ -46,7 +46,7 @@ class SnapshotDetailView(TemplateView):
             number=kwargs["number"],
         )
         contents = snapshot.contents or {}
-        methods = Method.objects.filter(versions__is_current=True).order_by("name")
+        methods = Method.objects.public().filter(versions__is_current=True).order_by("name")
         ctx.update(
             snapshot=snapshot,
             dataset=snapshot.dataset,
@@ -175,8 +175,8 @@ class SnapshotPairDownloadView(View):
 
     def get(self, request, dataset: str, method_a: str, method_b: str):
         ds = get_object_or_404(Dataset, slug=dataset)
-        a = get_object_or_404(Method, name=method_a)
-        b = get_object_or_404(Method, name=method_b)
+        a = get_object_or_404(Method.objects.public(), name=method_a)
+        b = get_object_or_404(Method.objects.public(), name=method_b)
         subset = None
         if request.GET.get("subset"):
             subset = get_object_or_404(Subset, dataset=ds, slug=request.GET["subset"])

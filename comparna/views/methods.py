@@ -21,7 +21,7 @@ class MethodListView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        ctx["methods"] = Method.objects.prefetch_related("versions")
+        ctx["methods"] = Method.objects.public().prefetch_related("versions")
         return ctx
 
 
@@ -32,7 +32,7 @@ class MethodDetailView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        method = get_object_or_404(Method, pk=kwargs["pk"])
+        method = get_object_or_404(Method.objects.public(), pk=kwargs["pk"])
         failures, failure_counts = method_failures(method)
         current = method.current_version
         ctx.update(

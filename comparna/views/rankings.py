@@ -249,8 +249,8 @@ class MethodComparisonView(TemplateView):
         snap = find_snapshot(
             self.request, dataset=kwargs["dataset"], subset=kwargs["subset"], definition=kwargs["definition"]
         )
-        a = get_object_or_404(Method, pk=kwargs["a"])
-        b = get_object_or_404(Method, pk=kwargs["b"])
+        a = get_object_or_404(Method.objects.public(), pk=kwargs["a"])
+        b = get_object_or_404(Method.objects.public(), pk=kwargs["b"])
         if a.pk == b.pk:
             raise Http404("compare two different methods")
         comp = compare_methods(snapshot=snap, a=a, b=b)
@@ -280,7 +280,8 @@ class MethodComparisonCsvView(View):
 
     def get(self, request, dataset: str, subset: str, definition: str, a: int, b: int):
         snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
-        ma, mb = get_object_or_404(Method, pk=a), get_object_or_404(Method, pk=b)
+        public = Method.objects.public()
+        ma, mb = get_object_or_404(public, pk=a), get_object_or_404(public, pk=b)
         if ma.pk == mb.pk:
             raise Http404("compare two different methods")
         comp = compare_methods(snapshot=snap, a=ma, b=mb)

@@ -18,7 +18,12 @@ def prediction_progress() -> dict:
     """Predictions by state (cached for 30 s: every page shows it, and it changes continuously)."""
 
     def compute() -> dict:
-        counts = dict(Prediction.objects.values_list("status").annotate(n=Count("id")).order_by())
+        counts = dict(
+            Prediction.objects.filter(method_version__method__visibility=Method.Visibility.PUBLIC)
+            .values_list("status")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
         total = sum(counts.values())
         pending = counts.get(Prediction.Status.QUEUED, 0) + counts.get(Prediction.Status.RUNNING, 0)
         return {"total": total, "pending": pending, "finished": total - pending, "by_status": counts}
@@ -34,7 +39,7 @@ class HomeView(TemplateView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         ctx["datasets"] = Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug")
-        ctx["methods"] = Method.objects.filter(active=True)
+        ctx["methods"] = Method.objects.public().filter(active=True)
         ctx["progress"] = prediction_progress()
         ctx["imports"] = ImportRun.objects.all()[:5]
         ctx["changes"] = weekly_changes()

@@ -288,7 +288,7 @@ def parse_answer(
     stripped = text.strip()
     if not stripped:
         raise StructureFormatError("the answer is empty")
-    if stripped[0] in "{[":
+    if stripped[0] == "{":  # a dot-bracket line may start with "[" (a pseudoknot), never with "{"
         try:
             data = json.loads(stripped)
         except (json.JSONDecodeError, RecursionError) as exc:

@@ -114,8 +114,14 @@ class _Handler(BaseHTTPRequestHandler):
 class PredictorService(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, *, slow_s: float = 30.0, flaky_failures: int = 2, callbacks: bool = False,
-                 callback_delay_s: float = 0.5):
+    def __init__(
+        self,
+        *,
+        slow_s: float = 30.0,
+        flaky_failures: int = 2,
+        callbacks: bool = False,
+        callback_delay_s: float = 0.5,
+    ):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.lock = threading.Lock()
         self.requests: list[tuple[str, dict]] = []

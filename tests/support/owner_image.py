@@ -79,16 +79,20 @@ def build_owner_image_archive(dest: Path, *, engine: str = "podman") -> Path:
     try:
         (work / "predict.py").write_text(PREDICT)
         (work / "Containerfile").write_text(
-            f"FROM {BASE_IMAGE}\nCOPY predict.py /opt/predict.py\nENTRYPOINT [\"/bin/false\"]\n"
+            f'FROM {BASE_IMAGE}\nCOPY predict.py /opt/predict.py\nENTRYPOINT ["/bin/false"]\n'
         )
         subprocess.run(
             [engine, "build", "-q", "--pull=never", "--network=none", "-t", tag, str(work)],
-            check=True, capture_output=True, timeout=300,
+            check=True,
+            capture_output=True,
+            timeout=300,
         )
         saved = work / "saved.tar"
         subprocess.run(
             [engine, "save", "--format", "docker-archive", "-o", str(saved), tag],
-            check=True, capture_output=True, timeout=300,
+            check=True,
+            capture_output=True,
+            timeout=300,
         )
         # The hostile part: the archive names the project's base image as its own tag.
         with tarfile.open(saved) as src, tarfile.open(dest, "w") as out:

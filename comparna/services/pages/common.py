@@ -111,5 +111,5 @@ def method_directory() -> dict[str, dict]:
     """Method name -> {pk, input_kind, comparative} for linking and filtering (all methods, one query)."""
     return {
         name: {"pk": pk, "input_kind": kind, "comparative": kind != Method.InputKind.SINGLE}
-        for name, pk, kind in Method.objects.values_list("name", "pk", "input_kind")
+        for name, pk, kind in Method.objects.public().values_list("name", "pk", "input_kind")
     }

@@ -21,7 +21,7 @@ def weekly_changes(*, days: int = 7) -> dict:
         .annotate(n=Count("id"))
         .order_by("dataset__slug")
     )
-    new_methods = list(Method.objects.filter(created_at__gte=since).order_by("name"))
+    new_methods = list(Method.objects.public().filter(created_at__gte=since).order_by("name"))
     return {"since": since, "targets": new_targets, "methods": new_methods}
 
 

@@ -8,7 +8,7 @@ from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_dot_bracket
 from comparna.rna.structure import StructureFormatError
 from comparna.services.pages.figures import Arc, arc_diagram_svg
-from predictors.models import Prediction
+from predictors.models import Method, Prediction
 
 
 def dot_bracket_or_none(length: int, pairs_text: str) -> str | None:
@@ -70,7 +70,8 @@ def target_context(target: Target) -> dict:
     main_pairs = _pair_set(refs[main_def].pairs) if main_def else set()
     predictions = []
     for p in (
-        target.predictions.select_related("method_version__method")
+        target.predictions.filter(method_version__method__visibility=Method.Visibility.PUBLIC)
+        .select_related("method_version__method")
         .prefetch_related("scores")
         .order_by("method_version__method__name", "-method_version__created_at")
     ):

@@ -1,0 +1,137 @@
+"""Public Atom feeds: ranking changes and new weekly targets (subscribe in any feed reader).
+
+- ``/feeds/rankings.atom`` — one entry per ranking snapshot in which some method's rank changed (or a
+  method entered the ranking), listing the changes, linked to that snapshot's ranking page.
+- ``/feeds/targets.atom`` — one entry per dataset and release week with the targets added (the weekly PDB
+  set), linked to the targets.
+
+Rankings hold public methods only, so the feeds never show a development method.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.contrib.syndication.views import Feed
+from django.db.models import Count, Max
+from django.urls import reverse
+from django.utils.feedgenerator import Atom1Feed
+from django.utils.html import format_html
+
+from comparna.models import RankingSnapshot, Target
+from comparna.owners.notifications import previous_snapshot, rank_changes
+
+MAX_ENTRIES = 30
+SCAN = 300
+
+
+class RankingChangesFeed(Feed):
+    feed_type = Atom1Feed
+    title = "CompaRNA: ranking changes"
+    subtitle = "Each entry is a new ranking in which a method moved (pairwise Wilcoxon wins, SCIENCE.md §6)."
+    author_name = "CompaRNA"
+
+    def link(self) -> str:
+        return reverse("rankings-index")
+
+    def items(self) -> list[tuple[RankingSnapshot, list[dict]]]:
+        out = []
+        for snap in RankingSnapshot.objects.select_related("subset", "dataset").order_by(
+            "-computed_at", "-pk"
+        )[:SCAN]:
+            changes = rank_changes(snap, previous_snapshot(snap))
+            if changes:
+                out.append((snap, changes))
+            if len(out) >= MAX_ENTRIES:
+                break
+        return out
+
+    def item_title(self, item) -> str:
+        snap, changes = item
+        moved = ", ".join(
+            f"{c['method']} {c['from'] if c['from'] is not None else 'new'}→{c['to']}" for c in changes[:4]
+        )
+        more = f" and {len(changes) - 4} more" if len(changes) > 4 else ""
+        return f"{snap.dataset.name} / {snap.subset.name} / {snap.definition}: {moved}{more}"
+
+    def item_description(self, item) -> str:
+        snap, changes = item
+        # method names are chosen by their owners: escaped like any other text
+        rows = "".join(
+            format_html(
+                "<li>{}: {} → rank {} of {}</li>",
+                c["method"],
+                f"rank {c['from']}" if c["from"] is not None else "not ranked",
+                c["to"],
+                c["of"],
+            )
+            for c in changes
+        )
+        targets = snap.inputs.get("targets", "?")
+        return f"<p>Ranking of {snap.computed_at:%Y-%m-%d %H:%M} UTC on {targets} targets.</p><ul>{rows}</ul>"
+
+    def item_link(self, item) -> str:
+        snap, _ = item
+        url = reverse("subset-rankings", args=[snap.dataset.slug, snap.subset.slug, snap.definition])
+        return f"{url}?snapshot={snap.pk}"
+
+    def item_guid(self, item) -> str:
+        return f"comparna:ranking:{item[0].pk}"
+
+    item_guid_is_permalink = False
+
+    def item_updateddate(self, item) -> dt.datetime:
+        return item[0].computed_at
+
+    def item_pubdate(self, item) -> dt.datetime:
+        return item[0].computed_at
+
+
+class NewTargetsFeed(Feed):
+    feed_type = Atom1Feed
+    title = "CompaRNA: new weekly targets"
+    subtitle = "Targets added to CompaRNA's datasets, one entry per dataset and release week."
+    author_name = "CompaRNA"
+
+    def link(self) -> str:
+        return reverse("datasets")
+
+    def items(self) -> list[dict]:
+        weeks = (
+            Target.objects.filter(release_date__isnull=False)
+            .values("dataset__slug", "dataset__name", "release_date")
+            .annotate(n=Count("id"), added=Max("created_at"))
+            .order_by("-release_date", "dataset__slug")[:MAX_ENTRIES]
+        )
+        out = []
+        for week in weeks:
+            ids = list(
+                Target.objects.filter(dataset__slug=week["dataset__slug"], release_date=week["release_date"])
+                .order_by("source_id")
+                .values_list("source_id", flat=True)[:50]
+            )
+            out.append({**week, "ids": ids})
+        return out
+
+    def item_title(self, item: dict) -> str:
+        return (
+            f"{item['n']} new target(s) in {item['dataset__name']}, released {item['release_date']:%Y-%m-%d}"
+        )
+
+    def item_description(self, item: dict) -> str:
+        more = f" and {item['n'] - len(item['ids'])} more" if item["n"] > len(item["ids"]) else ""
+        return format_html("<p>{}{}.</p>", ", ".join(item["ids"]), more)
+
+    def item_link(self, item: dict) -> str:
+        return reverse("dataset-targets", args=[item["dataset__slug"]])
+
+    def item_guid(self, item: dict) -> str:
+        return f"comparna:targets:{item['dataset__slug']}:{item['release_date']:%Y-%m-%d}"
+
+    item_guid_is_permalink = False
+
+    def item_pubdate(self, item: dict) -> dt.datetime:
+        return dt.datetime.combine(item["release_date"], dt.time(0, 0), tzinfo=dt.UTC)
+
+    def item_updateddate(self, item: dict) -> dt.datetime:
+        return item["added"]

@@ -1,0 +1,258 @@
+"""Forms of the owner's pages: sign-up, a method of any kind (command, image, web service), API tokens."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model, password_validation
+
+from predictors.core.parsers import PARSERS
+from predictors.core.spec import (
+    MAX_MEMORY_LIMIT_MB,
+    MAX_SEQUENCE_LENGTH,
+    MAX_TIME_LIMIT_S,
+    MAX_UPLOAD_WINDOW_S,
+    MAX_WEB_CONCURRENCY,
+    MAX_WEB_RATE_PER_MINUTE,
+    MAX_WEB_RETRIES,
+    PredictorSpec,
+)
+from predictors.forms import _PROBLEM_FIELDS, TEST_SEQUENCE, TEST_SEQUENCE_MAX_LENGTH, parse_argv
+
+KIND_CHOICES = [
+    ("command", "Command in CompaRNA's sandbox"),
+    ("image", "Your container image (OCI/Docker archive)"),
+    ("web", "Your web service"),
+]
+#: What the method reads: one sequence, or the stored alignment of the target's family (SCIENCE.md §4).
+INPUT_CHOICES = [
+    ("single", "Single sequence"),
+    ("seed", "Comparative: alignment of the query with all Rfam seed sequences"),
+    ("20", "Comparative: alignment of the query with 19 seed sequences of 65-95 % identity"),
+]
+_EXTRA_PROBLEM_FIELDS = (
+    ("endpoint", "endpoint"),
+    ("max_concurrent", "max concurrent"),
+    ("requests_per_minute", "requests per minute"),
+    ("retries", "retries"),
+    ("upload_window_h", "upload window"),
+    ("time_limit_s", "time limit of a web service"),
+    ("image_archive", "image archive"),
+    ("image_archive", "an image method"),
+)
+
+
+class SignUpForm(forms.Form):
+    username = forms.RegexField(
+        regex=r"^[A-Za-z0-9_.-]{3,40}$",
+        max_length=40,
+        help_text="3-40 letters, digits, dots, dashes or underscores.",
+        error_messages={"invalid": "Use 3-40 letters, digits, dots, dashes or underscores."},
+    )
+    email = forms.EmailField(help_text="A confirmation link is sent here; digests too.")
+    affiliation = forms.CharField(max_length=200, required=False, help_text="Lab or institution (optional).")
+    password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
+    password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
+
+    def clean_username(self) -> str:
+        name = self.cleaned_data["username"]
+        if get_user_model().objects.filter(username__iexact=name).exists():
+            raise forms.ValidationError("This user name is taken.")
+        return name
+
+    def clean_email(self) -> str:
+        email = self.cleaned_data["email"].strip()
+        if get_user_model().objects.filter(email__iexact=email).exists():
+            raise forms.ValidationError("An account with this address exists; sign in instead.")
+        return email
+
+    def clean(self) -> dict:
+        data = super().clean()
+        p1, p2 = data.get("password1"), data.get("password2")
+        if p1 and p2 and p1 != p2:
+            self.add_error("password2", "The two passwords differ.")
+        elif p1:
+            user = get_user_model()(username=data.get("username", ""), email=data.get("email", ""))
+            try:
+                password_validation.validate_password(p1, user)
+            except forms.ValidationError as exc:
+                self.add_error("password1", exc)
+        return data
+
+
+class OwnerMethodForm(forms.Form):
+    """Everything of a :class:`PredictorSpec` of any kind, plus the test sequence; checked by a test run."""
+
+    name = forms.CharField(max_length=100, help_text="Unique name, e.g. MyFold-MFE.")
+    kind = forms.ChoiceField(choices=KIND_CHOICES, widget=forms.RadioSelect, initial="command")
+    program = forms.CharField(max_length=200, help_text="The program (or service) really run, e.g. myfold.")
+    version = forms.CharField(
+        max_length=100, help_text="Its version; a new version makes a new method version."
+    )
+    input = forms.ChoiceField(choices=INPUT_CHOICES, initial="single", label="Input")
+    output_format = forms.ChoiceField(choices=(), help_text="Format of the structure your method gives back.")
+    argv = forms.CharField(
+        label="Command",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 60, "class": "mono"}),
+        help_text="Command and image kinds: one argument per line, or a JSON list, e.g. "
+        '["python3", "/opt/predict.py", "{fasta}"]. Placeholders: {fasta}, {sequence}, {alignment}, '
+        "{workdir}; in CompaRNA's sandbox also {python} and {venvs}. Never a shell string.",
+    )
+    output_file = forms.CharField(
+        required=False, max_length=200, help_text="Read the prediction from this file in the work directory."
+    )
+    archive = forms.FileField(
+        required=False,
+        label="Image archive",
+        help_text="Image kind: the output of 'podman save' or 'docker save' (tar or tar.gz).",
+    )
+    image_archive = forms.ChoiceField(
+        required=False,
+        label="Or an archive you uploaded before",
+        choices=(),
+    )
+    endpoint = forms.CharField(
+        required=False,
+        max_length=2000,
+        label="Endpoint URL",
+        help_text="Web kind: CompaRNA POSTs each target here (https://). Leave empty for a method whose "
+        "predictions you only upload through the API.",
+    )
+    max_concurrent = forms.IntegerField(
+        initial=2, min_value=1, max_value=MAX_WEB_CONCURRENCY, label="Parallel requests"
+    )
+    requests_per_minute = forms.IntegerField(initial=60, min_value=1, max_value=MAX_WEB_RATE_PER_MINUTE)
+    retries = forms.IntegerField(
+        initial=2,
+        min_value=0,
+        max_value=MAX_WEB_RETRIES,
+        help_text="Retries of a refused connection, HTTP 429 or 5xx (with backoff).",
+    )
+    upload_window_h = forms.FloatField(
+        initial=168,
+        min_value=1 / 60,
+        max_value=MAX_UPLOAD_WINDOW_S / 3600,
+        label="Upload window (hours)",
+        help_text="How long a job your service accepted (HTTP 202) waits for its upload.",
+    )
+    pseudoknots = forms.BooleanField(required=False, help_text="The method can predict pseudoknots.")
+    produces_probabilities = forms.BooleanField(required=False)
+    max_length = forms.IntegerField(
+        initial=1000,
+        min_value=1,
+        max_value=MAX_SEQUENCE_LENGTH,
+        help_text="Longer targets are recorded as 'too long' without running.",
+    )
+    time_limit_s = forms.FloatField(
+        initial=300,
+        min_value=0.1,
+        max_value=MAX_TIME_LIMIT_S,
+        label="Time limit (s)",
+        help_text="Per target (web services: one request with its retries, at most 600 s).",
+    )
+    memory_limit_mb = forms.IntegerField(
+        initial=2048, min_value=16, max_value=MAX_MEMORY_LIMIT_MB, label="Memory limit (MB)"
+    )
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+    citation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+    url = forms.URLField(required=False, assume_scheme="https")
+    licence = forms.CharField(required=False, max_length=200)
+    training_data = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
+        help_text="What the parameters were fitted to, one source per line (used for the leakage analysis).",
+    )
+    test_sequence = forms.CharField(
+        initial=TEST_SEQUENCE,
+        max_length=TEST_SEQUENCE_MAX_LENGTH,
+        widget=forms.TextInput(attrs={"size": 80, "class": "mono"}),
+        help_text="The test run predicts this sequence (default: yeast tRNA-Phe, 76 nt).",
+    )
+    tested = forms.CharField(required=False, widget=forms.HiddenInput)
+    trial = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args, uploads=(), fixed_name: str | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["output_format"].choices = [(k, k) for k in sorted(PARSERS)]
+        self.fields["image_archive"].choices = [("", "—")] + [(u.sha256, str(u)) for u in uploads]
+        if fixed_name is not None:
+            self.fields["name"].disabled = True
+            self.fields["name"].initial = fixed_name
+        self.spec: PredictorSpec | None = None
+
+    @classmethod
+    def initial_from_spec(cls, spec: PredictorSpec) -> dict:
+        data = spec.as_dict()
+        data["argv"] = "\n".join(spec.argv)
+        data["input"] = spec.comparative_input or "single"
+        data["output_file"] = spec.output_file or ""
+        data["endpoint"] = spec.endpoint or ""
+        data["image_archive"] = spec.image_archive or ""
+        data["upload_window_h"] = spec.upload_window_s / 3600
+        data["training_data"] = "\n".join(spec.training_data)
+        return {k: v for k, v in data.items() if k in cls.base_fields}
+
+    def clean_test_sequence(self) -> str:
+        seq = "".join(self.cleaned_data["test_sequence"].split()).upper().replace("T", "U")
+        if not seq.isascii() or not seq.isalpha():
+            raise forms.ValidationError("The test sequence may contain letters only.")
+        return seq
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if self.errors:
+            return data
+        kind = data["kind"]
+        argv: list[str] = []
+        if kind != "web":
+            try:
+                argv = parse_argv(data.get("argv") or "")
+            except forms.ValidationError as exc:
+                self.add_error("argv", exc)
+                return data
+        if kind == "image" and not data.get("image_archive"):
+            self.add_error("archive", "Upload the image archive (or choose one you uploaded before).")
+            return data
+        comparative = None if data["input"] == "single" else data["input"]
+        spec = PredictorSpec(
+            name=data["name"].strip(),
+            program=data["program"].strip(),
+            version=data["version"].strip(),
+            argv=tuple(argv),
+            input_kind="single" if comparative is None else "alignment",
+            comparative_input=comparative,
+            output_format=data["output_format"],
+            pseudoknots=data["pseudoknots"],
+            max_length=data["max_length"],
+            time_limit_s=float(data["time_limit_s"]),
+            memory_limit_mb=data["memory_limit_mb"],
+            citation=data["citation"].strip(),
+            url=data["url"].strip(),
+            produces_probabilities=data["produces_probabilities"],
+            description=data["description"].strip(),
+            output_file=(data["output_file"].strip() or None) if kind != "web" else None,
+            licence=data["licence"].strip(),
+            training_data=tuple(t.strip() for t in (data["training_data"] or "").splitlines() if t.strip()),
+            kind=kind,
+            image_archive=(data.get("image_archive") or None) if kind == "image" else None,
+            endpoint=(data["endpoint"].strip() or None) if kind == "web" else None,
+            max_concurrent=data["max_concurrent"],
+            requests_per_minute=data["requests_per_minute"],
+            retries=data["retries"],
+            upload_window_s=round(float(data["upload_window_h"]) * 3600),
+        )
+        problems = spec.problems()
+        for problem in problems:
+            field = next(
+                (f for f, key in (*_EXTRA_PROBLEM_FIELDS, *_PROBLEM_FIELDS) if problem.startswith(key)), None
+            )
+            if field not in self.fields:
+                field = None
+            self.add_error(field, problem)
+        if not problems:
+            self.spec = spec
+        return data
+
+
+class TokenForm(forms.Form):
+    name = forms.CharField(max_length=100, help_text="What the token is for, e.g. 'lab server uploads'.")

@@ -1,0 +1,236 @@
+"""An owner's methods: register (a new version when edited), deactivate, ask for publication, progress,
+scores and the comparison with a public method on the same targets — everything the owner's pages and
+API show, and nothing of anyone else's development methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import Avg, Count, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from comparna.models import Dataset, Score, Subset, Target
+from comparna.owners.accounts import _mail, absolute
+from comparna.owners.models import OwnerProfile
+from comparna.rna import statistics
+from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
+from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
+from predictors.models import Method, MethodVersion, Prediction
+from predictors.services import queue_predictions, register_spec
+
+PENDING = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
+
+
+class NotAllowed(Exception):
+    """The owner may not do this (not approved, not their method, name taken)."""
+
+
+def is_approved_owner(user) -> bool:
+    profile = OwnerProfile.objects.filter(user=user).first() if user.is_authenticated else None
+    return profile is not None and profile.approved
+
+
+def owned(user, pk) -> Method:
+    """The user's method ``pk``; :class:`Method.DoesNotExist` for anyone else's (a 404, never a 403:
+    a development method's existence is private too)."""
+    if not user.is_authenticated:  # an anonymous user's pk is None, which would match ownerless methods
+        raise Method.DoesNotExist
+    return Method.objects.get(pk=pk, owner=user)
+
+
+@transaction.atomic
+def register_owner_method(*, user, spec, method: Method | None = None) -> MethodVersion:
+    """Register ``spec`` as the owner's new development method (``method`` None) or as a new version of
+    their ``method``, and queue it on every target (static sets and the weekly PDB set).
+
+    A new version of a public method stays public: staff approved the method and its owner, and the
+    version history says what changed.
+    """
+    if not is_approved_owner(user):
+        raise NotAllowed("your account is not approved yet")
+    if method is None:
+        if Method.objects.filter(name=spec.name).exists():
+            raise NotAllowed(f"a method named {spec.name!r} exists already; choose another name")
+    elif method.owner_id != user.pk or spec.name != method.name:
+        raise NotAllowed("not your method")
+    version = register_spec(spec=spec, from_catalogue=False, active=True)
+    m = version.method
+    if method is None:
+        m.owner = user
+        m.visibility = Method.Visibility.DEVELOPMENT
+        m.save(update_fields=["owner", "visibility"])
+    queue_predictions(versions=[version], targets=None)
+    return version
+
+
+def set_active(*, method: Method, active: bool) -> int:
+    """Deactivate (nothing more is run; results stay) or reactivate (missing predictions are queued)."""
+    with transaction.atomic():
+        Method.objects.filter(pk=method.pk).update(active=active)
+        method.active = active
+        if active and method.current_version is not None:
+            return queue_predictions(versions=[method.current_version], targets=None)
+    return 0
+
+
+@transaction.atomic
+def request_publication(*, method: Method) -> None:
+    """Ask staff to make a development method public (an e-mail to every staff member)."""
+    if method.is_public or method.publication_requested_at is not None:
+        return
+    method.publication_requested_at = timezone.now()
+    method.save(update_fields=["publication_requested_at"])
+    staff = list(
+        get_user_model()
+        .objects.filter(is_staff=True, is_active=True)
+        .exclude(email="")
+        .values_list("email", flat=True)
+    )
+    body = (
+        f"{method.owner} asks for {method.name} to be made public. Review it and use the action "
+        f"'Make public' at\n\n  {absolute(reverse('admin:predictors_method_changelist'))}"
+        "?visibility__exact=development"
+    )
+    transaction.on_commit(lambda: _mail(staff, f"Publication requested: {method.name}", body))
+
+
+# -- what the owner sees -----------------------------------------------------------------------------------
+def progress(version: MethodVersion | None) -> dict:
+    """Counts of the version's predictions per state, with pending/finished totals."""
+    counts = {s.value: 0 for s in Prediction.Status}
+    if version is not None:
+        for status, n in version.predictions.values_list("status").annotate(n=Count("id")).order_by():
+            counts[status] = n
+    total = sum(counts.values())
+    pending = sum(counts[s] for s in PENDING)
+    return {
+        "counts": counts,
+        "total": total,
+        "pending": pending,
+        "finished": total - pending,
+        "percent": int(100 * (total - pending) / total) if total else 0,
+    }
+
+
+def dataset_summaries(method: Method) -> list[dict]:
+    """Per dataset: targets, predictions by outcome, and the mean scores of the current version."""
+    version = method.current_version
+    out = []
+    for ds in Dataset.objects.order_by("slug"):
+        preds = Prediction.objects.filter(method_version=version, target__dataset=ds)
+        by = dict(preds.values_list("status").annotate(n=Count("id")).order_by())
+        row = {
+            "dataset": ds,
+            "targets": Target.objects.filter(dataset=ds).count(),
+            "predictions": sum(by.values()),
+            "ok": by.get("ok", 0),
+            "pending": sum(by.get(s, 0) for s in PENDING),
+            "failed": sum(n for s, n in by.items() if s not in PENDING and s != "ok"),
+            "scores": [],
+        }
+        for definition in ds.definitions:
+            agg = Score.objects.filter(
+                prediction__method_version=version, prediction__target__dataset=ds, definition=definition
+            ).aggregate(
+                n=Count("id"), mcc=Avg("mcc"), f1=Avg("f1"), ppv=Avg("ppv"), sensitivity=Avg("sensitivity")
+            )
+            if agg["n"]:
+                row["scores"].append({"definition": definition, **agg})
+        out.append(row)
+    return out
+
+
+def recent_outcomes(method: Method, *, limit: int = 50, status: str | None = None):
+    qs = Prediction.objects.filter(method_version__method=method, method_version__is_current=True)
+    if status:
+        qs = qs.filter(status=status)
+    return qs.select_related("target", "target__dataset").order_by("-finished_at", "-pk")[:limit]
+
+
+def comparable_methods(method: Method):
+    """Public active methods to compare with (not the method itself)."""
+    return Method.objects.public().filter(active=True).exclude(pk=method.pk).order_by("name")
+
+
+@dataclass
+class OwnerComparison:
+    """The owner's method against a public one on their common targets of a subset × definition."""
+
+    subset: Subset
+    definition: str
+    n_common: int
+    mean_mcc: tuple[float | None, float | None]
+    wins: int
+    losses: int
+    ties: int
+    verdict: str
+    pvalue: float | None
+    paired: statistics.PairedComparison | None
+    rows: list[dict]
+
+
+def compare_with_public(
+    *, method: Method, other: Method, subset: Subset, definition: str, seed: int
+) -> OwnerComparison:
+    """CompaRNA's pairwise test (Wilcoxon on 40 subsample MCCs, as in the rankings) and the paired
+    statistics of two methods' scores on the targets both have scored; ``other`` must be public."""
+    if not other.is_public:
+        raise NotAllowed("compare with a public method")
+    versions = {method.current_version.pk: 0, other.current_version.pk: 1}
+    rows = Score.objects.filter(
+        prediction__method_version_id__in=list(versions),
+        definition=definition,
+        prediction__target__subsets=subset,
+    ).values_list("prediction__method_version_id", "prediction__target__source_id", "mcc", *ENGINE_COUNTS)
+    by_target: dict[str, dict[int, tuple]] = {}
+    for vid, sid, mcc, *counts in rows:
+        by_target.setdefault(sid, {})[versions[vid]] = (mcc, counts)
+    common = sorted(sid for sid, d in by_target.items() if len(d) == 2)
+    n = len(common)
+    a = np.array([by_target[s][0][0] for s in common])
+    b = np.array([by_target[s][1][0] for s in common])
+    table = CountsTable(
+        ("a", "b"),
+        tuple(common),
+        np.array([[by_target[s][k][1] for s in common] for k in (0, 1)], dtype=np.int64).reshape(
+            2, n, len(ENGINE_COUNTS)
+        ),
+        np.ones((2, n), dtype=bool),
+    )
+    verdict, pvalue = "?", None
+    if n >= MIN_COMMON:
+        mcc_a, mcc_b, _ = pair_replicate_mccs(table, 0, 1, seed)
+        with np.errstate(invalid="ignore"):
+            p = float(wilcoxon_pvalues(mcc_a[None, :], mcc_b[None, :])[0])
+        diff = float((mcc_a - mcc_b).mean())
+        pvalue = None if np.isnan(p) else p
+        verdict = (
+            ("better" if diff > 0 else "worse")
+            if pvalue is not None and p < ALPHA and diff
+            else "no difference shown"
+        )
+    paired = statistics.compare_paired(a, b, seed=seed) if n >= 3 else None
+    return OwnerComparison(
+        subset=subset,
+        definition=definition,
+        n_common=n,
+        mean_mcc=(float(a.mean()) if n else None, float(b.mean()) if n else None),
+        wins=int((a > b).sum()),
+        losses=int((a < b).sum()),
+        ties=int((a == b).sum()),
+        verdict=verdict,
+        pvalue=pvalue,
+        paired=paired,
+        rows=[{"target": s, "a": float(x), "b": float(y)} for s, x, y in zip(common, a, b, strict=True)][
+            :500
+        ],
+    )
+
+
+def owner_query(user) -> Q:
+    """Scores of the user's own methods (for the API)."""
+    return Q(prediction__method_version__method__owner=user)
