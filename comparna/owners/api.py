@@ -8,7 +8,7 @@ callback endpoint takes the one-job token CompaRNA sent with the job instead of 
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import PageNumberPagination
@@ -104,6 +104,13 @@ class UploadSerializer(serializers.Serializer):
         help_text="Text in the given format (a [[i, j], ...] list for 'pairs')."
     )
     probabilities = serializers.JSONField(required=False, help_text="[[i, j, p], ...] (optional).")
+
+
+class UploadResult(serializers.Serializer):
+    prediction = serializers.IntegerField()
+    status = serializers.CharField()
+    pairs = serializers.IntegerField()
+    scores = serializers.DictField(help_text="MCC, F1, PPV, sensitivity per pair definition.")
 
 
 def _owned(request, pk) -> Method:
@@ -244,17 +251,7 @@ class OwnerUploadView(APIView):
 
     @extend_schema(
         request=UploadSerializer,
-        responses={
-            201: inline_serializer(
-                "UploadResult",
-                {
-                    "prediction": serializers.IntegerField(),
-                    "status": serializers.CharField(),
-                    "pairs": serializers.IntegerField(),
-                    "scores": serializers.DictField(),
-                },
-            )
-        },
+        responses={201: UploadResult, 400: None, 403: None, 404: None, 409: None},
     )
     def post(self, request):
         form = UploadSerializer(data=request.data)
@@ -283,8 +280,9 @@ class OwnerCallbackView(APIView):
 
     authentication_classes: list = []
     permission_classes: list = []
+    serializer_class = UploadSerializer
 
-    @extend_schema(request=UploadSerializer)
+    @extend_schema(request=UploadSerializer, responses={201: UploadResult, 401: None, 404: None})
     def post(self, request):
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from comparna.owners.models import ApiToken
@@ -33,3 +34,18 @@ class OwnerTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return self.keyword
+
+
+class OwnerTokenScheme(OpenApiAuthenticationExtension):
+    """The OpenAPI description of the owner token (Swagger UI's "Authorize" button)."""
+
+    target_class = "comparna.owners.auth.OwnerTokenAuthentication"
+    name = "ownerToken"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "Authorization",
+            "description": "An owner's API token (made on /account/tokens/), sent as `Token <key>`.",
+        }
