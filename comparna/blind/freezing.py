@@ -68,7 +68,8 @@ def digest(content: dict) -> str:
 
 def _blind_predictions():
     return (
-        Prediction.objects.filter(target__blind__isnull=False)
+        # owners' development methods are private: never frozen into a public commitment (i17)
+        Prediction.objects.filter(target__blind__isnull=False, method_version__method__visibility="public")
         .exclude(status__in=OPEN_STATES)
         .select_related("method_version__method", "target__blind__week")
     )

@@ -63,6 +63,8 @@ def public_urls(method_pks: list[int]) -> list[str]:
         "/api/rankings/",
         "/api/targets/?page_size=500",
         "/feeds/rankings.atom",
+        "/blind/",
+        "/blind/awaiting/",
         "/feeds/targets.atom",
     ]
     a, b = method_pks[:2]
