@@ -15,11 +15,13 @@ import importlib
 import io
 import multiprocessing
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -92,13 +94,14 @@ def strand_slice_dir(entries: Sequence[StrandEntry], dest: Path) -> Path:
 
 
 # -------------------------------------------------------------------------------------- in-process
-def inprocess_predictor(spec) -> Callable[[str], object]:
+def inprocess_predictor(spec, *, tmp: str | None = None) -> Callable[[str], object]:
     """``predict(sequence) -> ParsedPrediction`` running ``spec``'s program inside this process.
 
     For a wrapper spec (``{python} -m predictors.programs.X ARGS... {fasta}``) the module is imported once
     here; each call writes the FASTA, calls the module's ``main(argv)`` with stdout captured and parses the
     output with the spec's parser, i.e. exactly the program's work minus interpreter start-up, imports and
     isolation. Raises ``ValueError`` for specs that are not such wrappers (own-venv programs, alignments).
+    The FASTA lives in a folder under ``tmp`` (default: the system's), removed with the predictor.
     """
     from predictors.core.parsers import parse_output
 
@@ -107,7 +110,7 @@ def inprocess_predictor(spec) -> Callable[[str], object]:
         raise ValueError(f"{spec.name} is not an in-process wrapper ({' '.join(argv)})")
     module = importlib.import_module(argv[2])
     args = argv[3:-1]
-    workdir = Path(tempfile.mkdtemp(prefix="comparna-bench-inproc-"))
+    workdir = Path(tempfile.mkdtemp(prefix="comparna-bench-inproc-", dir=tmp))
     fasta = workdir / "input.fa"
 
     def predict(sequence: str):
@@ -117,6 +120,7 @@ def inprocess_predictor(spec) -> Callable[[str], object]:
             module.main([*args, str(fasta)])
         return parse_output(spec.output_format, out.getvalue(), sequence)
 
+    weakref.finalize(predict, shutil.rmtree, workdir, True)  # the FASTA folder goes with the predictor
     return predict
 
 
@@ -144,12 +148,13 @@ def subprocess_predictor(spec, *, parse: bool = True) -> Callable[[str], object]
 _WORKER_PREDICTORS: dict[str, Callable[[str], object]] = {}
 
 
-def _warm(method_names: Sequence[str], how: str, warm_sequence: str, barrier=None) -> None:
+def _warm(method_names: Sequence[str], how: str, warm_sequence: str, barrier=None, tmp=None) -> None:
     from predictors.catalogue import get_spec
 
-    make = inprocess_predictor if how == "inprocess" else subprocess_predictor
     for name in method_names:
-        _WORKER_PREDICTORS[name] = make(get_spec(name))
+        spec = get_spec(name)
+        _WORKER_PREDICTORS[name] = (
+            inprocess_predictor(spec, tmp=tmp) if how == "inprocess" else subprocess_predictor(spec))
         if how == "inprocess":  # first-call set-up (parameter tables) is paid before the clock starts
             _WORKER_PREDICTORS[name](warm_sequence)
     if barrier is not None:
@@ -192,7 +197,10 @@ def run_pool(jobs: Sequence[tuple[str, str]], *, processes: int, how: str = "inp
         raise ValueError(f"how must be 'inprocess' or 'subprocess', not {how!r}")
     ctx = multiprocessing.get_context("fork")
     ready = ctx.Barrier(processes + 1)
-    with ctx.Pool(processes, initializer=_warm, initargs=(methods, how, warm_sequence, ready)) as pool:
+    # pool workers end without running finalizers: their FASTA folders live in one the parent removes
+    with tempfile.TemporaryDirectory(prefix="comparna-bench-pool-") as tmp, ctx.Pool(
+        processes, initializer=_warm, initargs=(methods, how, warm_sequence, ready, tmp)
+    ) as pool:
         ready.wait(timeout=300)  # every worker is warm: only now does the clock start
         start = time.perf_counter()
         results = pool.map(_one, jobs, chunksize=1)
