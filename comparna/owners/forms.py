@@ -89,7 +89,9 @@ class OwnerMethodForm(forms.Form):
         max_length=100, help_text="Its version; a new version makes a new method version."
     )
     input = forms.ChoiceField(choices=INPUT_CHOICES, initial="single", label="Input")
-    output_format = forms.ChoiceField(choices=(), help_text="Format of the structure your method gives back.")
+    output_format = forms.ChoiceField(
+        choices=(), initial="dot-bracket", help_text="Format of the structure your method gives back."
+    )
     argv = forms.CharField(
         label="Command",
         required=False,

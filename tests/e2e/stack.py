@@ -196,8 +196,10 @@ class Stack:
             ],
         )
 
-    def start_web(self) -> str:
-        port = free_port()
+    def start_web(self, port: int | None = None) -> str:
+        """gunicorn on 127.0.0.1 (``port``: chosen beforehand when settings such as COMPARNA_SITE_URL
+        must name it)."""
+        port = port or free_port()
         self.start(
             "gunicorn",
             [

@@ -13,7 +13,11 @@ Behaviour by path (every request's JSON body is recorded in ``server.requests`` 
 * ``/wrong-length`` — a structure one nucleotide too short;
 * ``/flaky`` — HTTP 503 for the first ``flaky_failures`` requests, then like ``/fold``;
 * ``/error`` — HTTP 500 always;  ``/huge`` — 20 MB of dots;  ``/redirect`` — 302 to ``/fold``;
-* ``/other-id`` — a correct structure labelled with another job's id.
+* ``/other-id`` — a correct structure labelled with another job's id;
+* ``/switch`` — behaves as ``/fold``, ``/slow`` or ``/garbage`` as ``server.mode`` says (a service that
+  worked when it was registered and misbehaves later).
+
+``server.max_in_flight`` is the largest number of requests it ever served at the same time.
 
 :func:`dead_url` gives a loopback URL where nothing listens (a server that is down).
 """
@@ -47,7 +51,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (its time limit): what a slow service sees
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         length = int(self.headers.get("Content-Length", "0"))
@@ -57,7 +64,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.requests.append((path, data))
             self.server.hits[path] = self.server.hits.get(path, 0) + 1
             hits = self.server.hits[path]
+        with self.server.lock:
+            self.server.in_flight += 1
+            self.server.max_in_flight = max(self.server.max_in_flight, self.server.in_flight)
+        try:
+            self._answer(path, data, hits)
+        finally:
+            with self.server.lock:
+                self.server.in_flight -= 1
+
+    def _answer(self, path: str, data: dict, hits: int) -> None:
         seq, job = data.get("sequence", ""), data.get("id")
+        if path == "/switch":
+            path = "/" + self.server.mode
         if path == "/flaky" and hits <= self.server.flaky_failures:
             return self._send(503, b'{"error": "busy"}')
         if path == "/slow":
@@ -132,6 +151,9 @@ class PredictorService(ThreadingHTTPServer):
         self.callbacks = callbacks
         self.callback_delay_s = callback_delay_s
         self.stopping = False
+        self.mode = "fold"
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     @property
     def url(self) -> str:
