@@ -4,7 +4,7 @@ Used when a spec names an image and an engine is installed (:func:`predictors.co
 Images need no registry: e.g. ``debootstrap --variant=minbase --include=python3 bookworm ROOT`` and
 ``tar -C ROOT -c . | podman import - localhost/comparna-bookworm-python:1``. The Python environment, the
 method virtualenvs and the wrapper packages are mounted read-only as in the bubblewrap sandbox
-(:func:`predictors.core.runners.program_mounts`) — never the repository, the data directory or ``.git`` —
+(:func:`predictors.core.sandbox.program_mounts`) — never the repository, the data directory or ``.git`` —
 so the same ``{python} -m predictors.programs...`` commands run inside a Debian image whose Python
 matches the host's.
 """
@@ -20,21 +20,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from predictors.core.runners import (
-    JOB_MOUNT,
-    SANDBOX_GID,
-    SANDBOX_UID,
-    Job,
-    _ProcessRunner,
-    _sandbox_env,
-    decode_wrapped_returncode,
-    program_mounts,
-)
+from predictors.core.job import JOB_MOUNT, Job
+from predictors.core.process import ProcessRunner, decode_wrapped_returncode, sandbox_env
+from predictors.core.sandbox import SANDBOX_GID, SANDBOX_UID, program_mounts
 from predictors.core.spec import PredictorSpec
 from predictors.core.workspace import CGROUP_RE, process_token, token_alive
 
 
-class ContainerRunner(_ProcessRunner):
+class ContainerRunner(ProcessRunner):
     """Runs each job in a fresh container (``podman run --rm``) with the spec's limits.
 
     Limits are applied by the engine (``--memory``, ``--pids-limit``, ``--cpus 1``, ``--ulimit``
@@ -167,7 +160,7 @@ class ContainerRunner(_ProcessRunner):
         return spec.image
 
     def _container_env(self) -> dict[str, str]:
-        return _sandbox_env(JOB_MOUNT)
+        return sandbox_env(JOB_MOUNT)
 
     def _image_options(self, spec: PredictorSpec) -> list[str]:
         return []
@@ -215,7 +208,9 @@ def clean_container_leftovers(engine: str = "podman") -> int:
     try:
         out = subprocess.run(
             [exe, "ps", "--all", "--format", "{{.Names}}", "--filter", "name=^comparna-"],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True,
+            text=True,
+            timeout=60,
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return 0

@@ -22,7 +22,7 @@ from typing import Any
 
 from predictors.core.container import ContainerRunner
 from predictors.core.image_archive import image_tag
-from predictors.core.runners import Job, RunResult
+from predictors.core.job import Job, RunResult
 from predictors.core.spec import PredictorSpec
 from predictors.core.workspace import data_dir
 

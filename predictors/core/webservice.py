@@ -38,6 +38,7 @@ from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
 from comparna.rna.structure import StructureFormatError
+from predictors.core.job import MESSAGE_MAX_CHARS, Job, RunResult
 from predictors.core.netguard import (
     EndpointRefused,
     Guard,
@@ -51,7 +52,6 @@ from predictors.core.parsers import (
     parse_pairs_json_output,
     parse_probabilities,
 )
-from predictors.core.runners import MESSAGE_MAX_CHARS, Job, RunResult
 from predictors.core.spec import PredictorSpec
 
 #: HTTP answers worth another try: the server is overloaded or briefly failing.

@@ -1,0 +1,269 @@
+"""Limits of a run, applied in the child before exec and around it (cgroups, reaping).
+
+Limits applied to every run (and recorded in :attr:`RunResult.limits`):
+
+- wall clock: ``spec.time_limit_s``, then SIGKILL to the whole process group and every process of the
+  run's cgroup;
+- CPU time (RLIMIT_CPU) a little above the wall limit, so a CPU-bound program is stopped even if the
+  wall-clock watchdog were late;
+- address space (RLIMIT_AS) = ``spec.memory_limit_mb``, plus a memory cgroup with the same limit when the
+  cgroup hierarchy is writable (counts tmpfs files too);
+- processes: a pids cgroup (``pids.max``) when writable. RLIMIT_NPROC is set as well but counts every
+  process of the uid and is ignored for root, so the sandbox first drops root to a uid of its own
+  (``SANDBOX_UID``);
+- output: RLIMIT_FSIZE caps every file the program writes, stdout and stderr included (they go to files,
+  never to pipes held in memory), so 100 MB of output costs at most the cap on disk and in memory;
+- no core dumps (RLIMIT_CORE = 0).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import json
+import os
+import resource
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from predictors.core.workspace import cgroup_name
+
+
+def own_cgroup_paths() -> dict[str, str]:
+    """Controller -> path of this process's cgroup ("" key for the cgroup v2 unified hierarchy)."""
+    out: dict[str, str] = {}
+    try:
+        text = Path("/proc/self/cgroup").read_text()
+    except OSError:
+        return out
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for ctrl in parts[1].split(","):
+                out[ctrl] = parts[2]
+    return out
+
+
+class RunCgroups:
+    """Per-run cgroups limiting pids and memory, made under our own cgroup when the hierarchy allows.
+
+    cgroup v1 (one hierarchy per controller, as on this machine) is used when mounted; otherwise a
+    cgroup v2 child is attempted. Every failure just leaves that limit unapplied (recorded as None).
+    """
+
+    ROOT = Path("/sys/fs/cgroup")
+
+    def __init__(self, pids_max: int, memory_mb: int):
+        self.dirs: list[Path] = []
+        self.memory_dir: Path | None = None
+        self.pids_dir: Path | None = None
+        self.version: int | None = None
+        # Named after this process, so that a later worker removes it if this one dies mid-run.
+        name = cgroup_name()
+        own = own_cgroup_paths()
+        mem_bytes = str(memory_mb * 1024 * 1024)
+        if (self.ROOT / "pids" / "cgroup.procs").exists() or (self.ROOT / "memory" / "cgroup.procs").exists():
+            self.version = 1
+            self.pids_dir = self._make(self.ROOT / "pids", own.get("pids"), name, {"pids.max": str(pids_max)})
+            self.memory_dir = self._make(
+                self.ROOT / "memory", own.get("memory"), name, {"memory.limit_in_bytes": mem_bytes}
+            )
+        elif (self.ROOT / "cgroup.controllers").exists():
+            self.version = 2
+            base = self.ROOT / own.get("", "/").lstrip("/")
+            with contextlib.suppress(OSError):
+                (base / "cgroup.subtree_control").write_text("+pids +memory")
+            d = self._make(self.ROOT, own.get(""), name, {"pids.max": str(pids_max), "memory.max": mem_bytes})
+            if d is not None:
+                self.pids_dir = d if (d / "pids.max").exists() else None
+                self.memory_dir = d if (d / "memory.max").exists() else None
+
+    def _make(self, root: Path, own: str | None, name: str, settings: dict[str, str]) -> Path | None:
+        if own is None:
+            return None
+        d = root / own.lstrip("/") / name
+        try:
+            d.mkdir()
+        except OSError:
+            return None
+        self.dirs.append(d)
+        try:
+            for key, value in settings.items():
+                if (d / key).exists():
+                    (d / key).write_text(value)
+                elif self.version == 1:
+                    raise OSError(errno.ENOENT, f"{d / key} missing")
+        except OSError:
+            self._remove(d)
+            return None
+        return d
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [str(d / "cgroup.procs") for d in self.dirs]
+
+    def _pids(self) -> list[int]:
+        pids: set[int] = set()
+        for d in self.dirs:
+            with contextlib.suppress(OSError, ValueError):
+                pids.update(int(x) for x in (d / "cgroup.procs").read_text().split())
+        return sorted(pids)
+
+    def kill_all(self, deadline_s: float = 3.0) -> None:
+        """SIGKILL every process left in the run's cgroups (daemonised or escaped children included)."""
+        end = time.monotonic() + deadline_s
+        while time.monotonic() < end:
+            pids = self._pids()
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
+
+    def oom_killed(self) -> bool:
+        d = self.memory_dir
+        if d is None:
+            return False
+        for fname, key in (("memory.oom_control", "oom_kill"), ("memory.events", "oom_kill")):
+            with contextlib.suppress(OSError, ValueError):
+                for line in (d / fname).read_text().splitlines():
+                    k, _, v = line.partition(" ")
+                    if k == key and int(v) > 0:
+                        return True
+        return False
+
+    def measurements(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.memory_dir is not None:
+            for fname in ("memory.max_usage_in_bytes", "memory.peak"):
+                with contextlib.suppress(OSError, ValueError):
+                    out["peak_memory_mb"] = round(int((self.memory_dir / fname).read_text()) / 2**20, 1)
+                    break
+        if self.pids_dir is not None:
+            with contextlib.suppress(OSError, ValueError):
+                out["peak_processes"] = int((self.pids_dir / "pids.peak").read_text())
+        return out
+
+    @staticmethod
+    def _remove(d: Path) -> None:
+        for _ in range(50):
+            try:
+                d.rmdir()
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.02)
+
+    def close(self) -> None:
+        self.kill_all()
+        for d in self.dirs:
+            self._remove(d)
+        self.dirs = []
+
+
+_PR_SET_PDEATHSIG = 1
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):  # not Linux/glibc: --die-with-parent still applies
+    _prctl = None
+
+
+def make_preexec(
+    rlimits: list[tuple[int, tuple[int, int]]],
+    procs_files: list[str],
+    drop_to: tuple[int, int] | None,
+    stage: Callable[[], None] | None = None,
+) -> Callable[[], None]:
+    parent = os.getpid()
+
+    # Runs in the forked child before exec: only plain system calls, nothing that takes Python locks.
+    def preexec() -> None:
+        pid = str(os.getpid()).encode()
+        for path in procs_files:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+        for res, lim in rlimits:
+            resource.setrlimit(res, lim)
+        if stage is not None:
+            stage()  # still root: the private mount namespace with the staged binds
+        if drop_to is not None:
+            os.setgroups([])
+            os.setgid(drop_to[1])
+            os.setuid(drop_to[0])
+        # The run dies with the worker (e.g. a pool child killed with SIGKILL): set after the uid change,
+        # which clears it. bubblewrap's --die-with-parent carries it on inside the sandbox.
+        if _prctl is not None:
+            _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the worker died before the line above
+            os._exit(125)
+
+    return preexec
+
+
+def reap_namespace(info_r: int, deadline_s: float = 3.0) -> None:
+    """Kill the sandbox's pid-namespace init, wait until the namespace is empty, and reap the init.
+
+    Killing a pid namespace's init makes the kernel kill every process in it, and the init only turns
+    into a zombie once they are all gone. Without cgroups this is what guarantees that a fork bomb's
+    processes are dead when the run returns. The pid is checked to still be a bubblewrap process of
+    ours before it is signalled (it could have been reaped and reused). bubblewrap's monitor may exit
+    before that init: the init is then an orphan, re-parented to us (see :func:`subreaper`), and reaped
+    here — otherwise it would be left to the host's init, which is not always one that reaps.
+    """
+    os.set_blocking(info_r, False)
+    try:
+        pid = int(json.loads(os.read(info_r, 4096).decode())["child-pid"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    end = time.monotonic() + deadline_s
+    signalled = False
+    while time.monotonic() < end:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            break
+        comm = stat[stat.index("(") + 1 : stat.rindex(")")]
+        state = stat[stat.rindex(")") + 2]
+        if comm != "bwrap" or state in "ZX":
+            break
+        if not signalled:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+            signalled = True
+        time.sleep(0.005)
+    while time.monotonic() < end:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return  # not (or no longer) our child: reaped by bubblewrap's monitor
+        if done:
+            return
+        time.sleep(0.005)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_GET_CHILD_SUBREAPER = 37
+
+
+@contextlib.contextmanager
+def subreaper() -> Iterator[None]:
+    """While running a sandbox, orphans of our descendants (bubblewrap's init) become our children."""
+    if _prctl is None:
+        yield
+        return
+    before = ctypes.c_int(0)
+    _prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(before), 0, 0, 0)
+    _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    try:
+        yield
+    finally:
+        _prctl(_PR_SET_CHILD_SUBREAPER, before.value, 0, 0, 0)
