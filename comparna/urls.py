@@ -27,6 +27,7 @@ urlpatterns = [
         views.MethodComparisonCsvView.as_view(),
         name="method-comparison-csv",
     ),
+    path("api/blind/", include("comparna.blind.api_urls")),
     path("api/", include("comparna.api.urls")),
     path("snapshots/", include("comparna.snapshots.urls")),
     path("blind/", include("comparna.blind.urls")),

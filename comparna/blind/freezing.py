@@ -84,32 +84,43 @@ def freeze_predictions(*, week: BlindWeek | None = None, now: dt.datetime | None
         qs = qs.filter(target__blind__week=week)
     n = 0
     for prediction in qs.order_by("pk"):
-        blind = prediction.target.blind
-        week_of = blind.week
-        finished = clock.clock().of(prediction.finished_at) if prediction.finished_at else now
-        nonce = secrets.token_hex(16)
-        content = content_of(prediction, nonce)
-        late = week_of.committed or finished > week_of.deadline
-        try:
-            with transaction.atomic():
-                FrozenPrediction.objects.create(
-                    blind_target=blind,
-                    prediction=prediction,
-                    method_name=content["method"],
-                    method_version=content["version"],
-                    fingerprint=content["fingerprint"],
-                    status=prediction.status,
-                    nonce=nonce,
-                    sha256=digest(content),
-                    content=content,
-                    finished_at=finished,
-                    frozen_at=now,
-                    late=late,
-                )
-        except IntegrityError:  # frozen concurrently by another sweep: the first one stands
-            continue
-        n += 1
+        if freeze_prediction(prediction, now=now) is not None:
+            n += 1
     return n
+
+
+def freeze_prediction(prediction: Prediction, *, now: dt.datetime | None = None) -> FrozenPrediction | None:
+    """Freeze one finished prediction on a blind target (an owner's upload is frozen as it is stored).
+
+    Returns the new :class:`FrozenPrediction`, or None when it was frozen already (by a concurrent sweep:
+    the first one stands). Late when its week is committed already or it finished after the deadline.
+    """
+    now = now or clock.now()
+    blind = prediction.target.blind
+    finished = clock.clock().of(prediction.finished_at) if prediction.finished_at else now
+    nonce = secrets.token_hex(16)
+    content = content_of(prediction, nonce)
+    try:
+        with transaction.atomic():
+            # the week's row is locked as commit_week locks it: a freeze is before or after a commitment
+            week_of = BlindWeek.objects.select_for_update().get(pk=blind.week_id)
+            late = week_of.committed or finished > week_of.deadline
+            return FrozenPrediction.objects.create(
+                blind_target=blind,
+                prediction=prediction,
+                method_name=content["method"],
+                method_version=content["version"],
+                fingerprint=content["fingerprint"],
+                status=prediction.status,
+                nonce=nonce,
+                sha256=digest(content),
+                content=content,
+                finished_at=finished,
+                frozen_at=now,
+                late=late,
+            )
+    except IntegrityError:
+        return None
 
 
 def commit_week(week: BlindWeek, *, now: dt.datetime | None = None) -> bool:
