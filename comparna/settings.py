@@ -134,12 +134,21 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("COMPARNA_STATIC_ROOT", BASE_DIR / "staticfiles"))
-
-import plotly as _plotly  # noqa: E402
+# collectstatic writes content-hashed names with .gz/.br copies (comparna/staticfiles.py); WhiteNoise serves
+# the smallest encoding the browser accepts, hashed names cached for a year ("immutable").
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "comparna.staticfiles.SiteStaticStorage"},
+}
+WHITENOISE_KEEP_ONLY_HASHED_FILES = True
+# plotly.js from the plotly package (no CDN: the site works offline), served as static/plotly/plotly.min.js
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "comparna.staticfiles.PlotlyFinder",
+]
 
 INSTALLED_APPS += ["rest_framework", "drf_spectacular", "drf_spectacular_sidecar"]
-# plotly.js from the plotly package (no CDN: the site works offline), served as static/plotly/plotly.min.js
-STATICFILES_DIRS.append(("plotly", str(Path(_plotly.__file__).parent / "package_data")))
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",

@@ -82,7 +82,17 @@
       if (!source) return;
       var figure = JSON.parse(source.textContent);
       window.Plotly.newPlot(div, figure.data, figure.layout, {responsive: true, displaylogo: false})
-        .then(function () { div.classList.add("rendered"); });
+        .then(function () {
+          div.classList.add("rendered");
+          // points that carry a site path in customdata (a target's page) open it on click
+          div.on("plotly_click", function (event) {
+            var point = event && event.points && event.points[0];
+            var link = point && point.customdata;
+            if (typeof link === "string" && link.charAt(0) === "/" && link.charAt(1) !== "/") {
+              window.location.assign(link);
+            }
+          });
+        });
     });
   }
 

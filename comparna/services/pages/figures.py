@@ -10,6 +10,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from comparna.services.pages.palette import PALETTE, series_style
+
+#: Decimals kept in embedded figure data: 4 for scores in [0, 1] (0.0001 is far below a pixel).
+DECIMALS = 4
+
 
 def json_for_script(value: Any) -> str:
     """JSON safe inside a ``<script type="application/json">`` element: a Plotly figure (serialised by its
@@ -17,6 +22,26 @@ def json_for_script(value: Any) -> str:
     to_json = getattr(value, "to_json", None)
     text = to_json() if callable(to_json) else json.dumps(value)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def rounded(values: Iterable[float], decimals: int = DECIMALS) -> list[float]:
+    """Floats rounded for embedding (17-digit floats made the pages megabytes long)."""
+    return [round(float(v), decimals) for v in values]
+
+
+def thinned(xs: Sequence[float], ys: Sequence[float], *, step: float = 0.002) -> tuple[list, list]:
+    """A curve through [0, 1]² cut to the points that move at least ``step`` (in x or y) from the last one
+    kept, plus the end point: under half a pixel of a 400-pixel plot, so the drawn line is the same."""
+    if len(xs) <= 2:
+        return rounded(xs), rounded(ys)
+    keep_x, keep_y = [xs[0]], [ys[0]]
+    for x, y in zip(xs[1:-1], ys[1:-1], strict=True):
+        if abs(x - keep_x[-1]) >= step or abs(y - keep_y[-1]) >= step:
+            keep_x.append(x)
+            keep_y.append(y)
+    keep_x.append(xs[-1])
+    keep_y.append(ys[-1])
+    return rounded(keep_x), rounded(keep_y)
 
 
 def rank_history_figure(
@@ -29,13 +54,24 @@ def rank_history_figure(
         return None
     names = list(methods) if methods is not None else sorted({m for h in history for m in h["ranks"]})
     fig = go.Figure()
-    for name in names:
+    for k, name in enumerate(names):
         xs = [h["at"].isoformat() for h in history if name in h["ranks"]]
         ys = [h["ranks"][name] for h in history if name in h["ranks"]]
         if xs:
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", name=name, line={"shape": "hv"}))
+            style = series_style(k)
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines+markers",
+                    name=name,
+                    line={"shape": "hv", "color": style["color"], "dash": style["dash"]},
+                    marker={"symbol": style["symbol"], "color": style["color"]},
+                )
+            )
     fig.update_layout(
         title=title or None,
+        colorway=list(PALETTE),
         height=360,
         margin={"l": 50, "r": 20, "t": 40 if title else 20, "b": 40},
         yaxis={"title": "rank", "autorange": "reversed", "dtick": 1},
@@ -51,22 +87,33 @@ def method_rank_figure(lines: dict[str, list[tuple[str, int]]]) -> str:
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for label, pts in sorted(lines.items()):
+    n = len(lines)
+    for k, (label, pts) in enumerate(sorted(lines.items())):
+        style = series_style(k)
+        # Lines of equal rank would hide each other: each is drawn a little apart (under a quarter rank);
+        # the hover text gives the true rank.
+        offset = round((k - (n - 1) / 2) * min(0.08, 0.5 / max(n, 1)), 3)
         fig.add_trace(
             go.Scatter(
                 x=[p[0] for p in pts],
-                y=[p[1] for p in pts],
+                y=[p[1] + offset for p in pts],
+                customdata=[p[1] for p in pts],
+                hovertemplate="rank %{customdata}<br>%{x}<extra>" + html.escape(label) + "</extra>",
                 mode="lines+markers",
                 name=label,
-                line={"shape": "hv"},
+                line={"shape": "hv", "color": style["color"], "dash": style["dash"], "width": 2},
+                marker={"symbol": style["symbol"], "color": style["color"], "size": 7},
             )
         )
+    worst = max((p[1] for pts in lines.values() for p in pts), default=1)
     fig.update_layout(
         height=340,
         template="plotly_white",
+        colorway=list(PALETTE),
         margin={"l": 50, "r": 20, "t": 20, "b": 40},
-        yaxis={"title": "rank", "autorange": "reversed", "dtick": 1},
+        yaxis={"title": "rank", "range": [worst + 0.5, 0.5], "dtick": 1, "tick0": 1},
         xaxis={"title": "snapshot date"},
+        legend={"font": {"size": 11}},
     )
     return json_for_script(fig)
 
@@ -87,28 +134,32 @@ def pr_curve_figure(lines: Sequence[PrLine]) -> str:
     import plotly.graph_objects as go
 
     fig = go.Figure()
-    for line in lines:
+    for k, line in enumerate(lines):
+        style = series_style(k)
+        xs, ys = thinned(line.recall, line.precision)
         fig.add_trace(
             go.Scatter(
-                x=line.recall,
-                y=line.precision,
+                x=xs,
+                y=ys,
                 mode="lines",
                 name=f"{line.label}: AUC-PR {line.auc:.3f}",
+                line={"color": style["color"], "dash": style["dash"]},
             )
         )
         recall, precision = line.point
         fig.add_trace(
             go.Scatter(
-                x=[recall],
-                y=[precision],
+                x=rounded([recall]),
+                y=rounded([precision]),
                 mode="markers",
-                marker={"size": 11, "symbol": "x"},
+                marker={"size": 11, "symbol": "x", "color": style["color"]},
                 name=f"{line.label}: binary prediction",
             )
         )
     fig.update_layout(
         height=400,
         template="plotly_white",
+        colorway=list(PALETTE),
         margin={"l": 50, "r": 20, "t": 20, "b": 45},
         xaxis={"title": "recall (sensitivity)", "range": [0, 1.02]},
         yaxis={"title": "precision", "range": [0, 1.02]},
@@ -123,17 +174,23 @@ def comparison_scatter_figure(rows: Sequence[dict], names: tuple[str, str]) -> s
 
     if not rows:
         return None
+    from django.urls import reverse
+
     fig = go.Figure()
-    for name, key, symbol in ((names[0], "a", "circle"), (names[1], "b", "diamond")):
+    # Each dot links to its target's page (site.js opens ``customdata`` on click).
+    links = [reverse("target-detail", args=[r["target_id"]]) if "target_id" in r else "" for r in rows]
+    styles = ((names[0], "a", "circle", PALETTE[0]), (names[1], "b", "diamond", PALETTE[1]))
+    for name, key, symbol, colour in styles:
         fig.add_trace(
             go.Scatter(
-                x=[r[key].sensitivity for r in rows],
-                y=[r[key].ppv for r in rows],
+                x=rounded(r[key].sensitivity for r in rows),
+                y=rounded(r[key].ppv for r in rows),
                 mode="markers",
                 name=name,
                 text=[r["source_id"] for r in rows],
-                marker={"symbol": symbol, "opacity": 0.7},
-                hovertemplate="%{text}<br>sensitivity %{x:.3f}<br>PPV %{y:.3f}<extra>"
+                customdata=links,
+                marker={"symbol": symbol, "opacity": 0.7, "color": colour},
+                hovertemplate="%{text} (click: its page)<br>sensitivity %{x:.3f}<br>PPV %{y:.3f}<extra>"
                 + html.escape(name)
                 + "</extra>",
             )
