@@ -31,6 +31,19 @@ class Dataset(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @classmethod
+    def ensure(cls, slug: str, *, subsets=(), **defaults) -> Dataset:
+        """The dataset row ``slug`` (created with ``defaults`` when missing; an existing row is kept) and
+        its ``subsets``, each a mapping of Subset fields with ``slug``, ordered as given (missing ones
+        created)."""
+        dataset, _ = cls.objects.get_or_create(slug=slug, defaults=defaults)
+        for order, spec in enumerate(subsets):
+            spec = dict(spec)
+            Subset.objects.get_or_create(
+                dataset=dataset, slug=spec.pop("slug"), defaults={**spec, "order": order}
+            )
+        return dataset
+
 
 class Subset(models.Model):
     """A named subset of a dataset (all, length bins, pseudoknotted, ...)."""

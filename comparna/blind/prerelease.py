@@ -65,21 +65,18 @@ class PollResult:
 
 
 def ensure_blind_dataset() -> Dataset:
-    dataset, _ = Dataset.objects.get_or_create(
-        slug=BLIND_SLUG,
-        defaults={
-            "name": "PDB blind track (pre-release)",
-            "kind": Dataset.Kind.PDB,
-            "description": (
-                "RNA polymers announced by the wwPDB on Saturday for the next Wednesday's release, predicted "
-                "before their coordinates exist: ribonucleotides only, longer than 20 nt, novel (not ≥ 90 % "
-                "identical over ≥ 70 % of the longer sequence to any chain known before). Scored after the "
-                "release on the observed residues of the released chain; ranked on the blind track pages."
-            ),
-            "definitions": [PairDefinition.STANDARD, PairDefinition.EXTENDED],
-        },
+    return Dataset.ensure(
+        BLIND_SLUG,
+        name="PDB blind track (pre-release)",
+        kind=Dataset.Kind.PDB,
+        description=(
+            "RNA polymers announced by the wwPDB on Saturday for the next Wednesday's release, predicted "
+            "before their coordinates exist: ribonucleotides only, longer than 20 nt, novel (not ≥ 90 % "
+            "identical over ≥ 70 % of the longer sequence to any chain known before). Scored after the "
+            "release on the observed residues of the released chain; ranked on the blind track pages."
+        ),
+        definitions=[PairDefinition.STANDARD, PairDefinition.EXTENDED],
     )
-    return dataset
 
 
 def ensure_week(release_date: dt.date) -> BlindWeek:

@@ -3,7 +3,7 @@
 Each weekly ranking of a growing dataset is a *look* at the same comparison. Testing every look at p < α
 would declare a difference that does not exist far more often than α (with 8 looks, about 3 times as
 often). The verdict is therefore the group-sequential one: the paired test statistic of each look is
-compared with the Lan-DeMets O'Brien-Fleming-type boundary (:func:`comparna.rna.statistics.
+compared with the Lan-DeMets O'Brien-Fleming-type boundary (:func:`comparna.rna.group_sequential.
 sequential_boundary`) for the information fractions of the looks so far, t_k = n_k / planned maximum,
 
 - **"different"** — the boundary was crossed at some look (monitoring stops at the first crossing, so the
@@ -28,7 +28,7 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from comparna.rna.statistics import SequentialBoundary, sequential_boundary
+from comparna.rna.group_sequential import SequentialBoundary, sequential_boundary
 
 __all__ = [
     "DIFFERENT",

@@ -70,23 +70,17 @@ def dataset_provenance(decl: DatasetDeclaration) -> dict:
 
 def ensure_dataset(decl: DatasetDeclaration) -> Dataset:
     """The dataset row and subsets of a declaration (created when missing; existing rows are kept)."""
-    dataset, _ = Dataset.objects.get_or_create(
-        slug=decl.name,
-        defaults={
-            "name": decl.title,
-            "kind": Dataset.Kind.STATIC,
-            "description": decl.description,
-            "definitions": list(decl.definitions),
-            "provenance": dataset_provenance(decl),
-        },
+    dataset = Dataset.ensure(
+        decl.name,
+        name=decl.title,
+        kind=Dataset.Kind.STATIC,
+        description=decl.description,
+        definitions=list(decl.definitions),
+        provenance=dataset_provenance(decl),
+        subsets=[{"slug": s.slug, "name": s.name, "description": s.description} for s in decl.subsets()],
     )
     if not dataset.provenance:  # a dataset imported before declarations existed
         Dataset.objects.filter(pk=dataset.pk).update(provenance=dataset_provenance(decl))
-    for order, spec in enumerate(decl.subsets()):
-        Subset.objects.get_or_create(
-            dataset=dataset, slug=spec.slug,
-            defaults={"name": spec.name, "description": spec.description, "order": order},
-        )
     return dataset
 
 

@@ -12,7 +12,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from comparna import pipeline
-from comparna.models import Dataset, PairDefinition, ReferenceStructure, Subset, Target
+from comparna.models import Dataset, PairDefinition, ReferenceStructure, Target
 from comparna.rna.canonical import structure_to_text
 from comparna.rna.redundancy import find_similar, remove_redundant
 from ingest.models import PdbChain, PdbEntry, PollRun
@@ -31,27 +31,22 @@ PDB_SUBSETS = [
 
 
 def ensure_pdb_dataset() -> Dataset:
-    dataset, _ = Dataset.objects.get_or_create(
-        slug=PDB_SLUG,
-        defaults={
-            "name": "PDB (weekly, blind)",
-            "kind": Dataset.Kind.PDB,
-            "description": (
-                "RNA chains newly released by the PDB every week: ribonucleotides only, longer than 20 nt, "
-                "no backbone break, base pairs annotated from 3D (pairs present in all models), at least one "
-                "standard pair, and not similar (90 % identity over 70 % of the longer sequence, CD-HIT-EST) "
-                "to any chain known before."
-            ),
-            "definitions": [PairDefinition.STANDARD, PairDefinition.EXTENDED],
-        },
+    return Dataset.ensure(
+        PDB_SLUG,
+        name="PDB (weekly, blind)",
+        kind=Dataset.Kind.PDB,
+        description=(
+            "RNA chains newly released by the PDB every week: ribonucleotides only, longer than 20 nt, "
+            "no backbone break, base pairs annotated from 3D (pairs present in all models), at least one "
+            "standard pair, and not similar (90 % identity over 70 % of the longer sequence, CD-HIT-EST) "
+            "to any chain known before."
+        ),
+        definitions=[PairDefinition.STANDARD, PairDefinition.EXTENDED],
+        subsets=[
+            {"slug": slug, "name": name, "definition": definition, "description": description}
+            for slug, name, definition, description in PDB_SUBSETS
+        ],
     )
-    for order, (slug, name, definition, description) in enumerate(PDB_SUBSETS):
-        Subset.objects.get_or_create(
-            dataset=dataset,
-            slug=slug,
-            defaults={"name": name, "definition": definition, "description": description, "order": order},
-        )
-    return dataset
 
 
 def rcsb_client() -> RcsbClient:

@@ -7,8 +7,8 @@ from django.core.cache import cache
 from django.urls import reverse
 
 from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.rna.group_sequential import sequential_boundary
 from comparna.rna.sequential import z_from_t
-from comparna.rna.statistics import sequential_boundary
 from comparna.services.pages.comparison import sequential_look, sequential_paired_verdict
 from tests.factories import make_method_version, make_prediction, make_target
 

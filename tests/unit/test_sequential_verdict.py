@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from comparna.rna.group_sequential import sequential_boundary
 from comparna.rna.sequential import (
     DIFFERENT,
     NO_DIFFERENCE,
@@ -14,7 +15,6 @@ from comparna.rna.sequential import (
     sequential_verdict,
     z_from_t,
 )
-from comparna.rna.statistics import sequential_boundary
 
 
 def null_looks(datasets: int, looks: int, per_look: int, seed: int):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from comparna.rna.group_sequential import sequential_boundary
 from comparna.rna.statistics import (
     bh_adjust,
     bootstrap_ci_mean,
@@ -17,7 +18,6 @@ from comparna.rna.statistics import (
     posterior_power,
     resample_indices,
     sample_size,
-    sequential_boundary,
     spearman_matrix,
 )
 
