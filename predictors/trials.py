@@ -13,11 +13,15 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Case, IntegerField, Value, When
 from django.utils import timezone
 
 from comparna import pipeline
+from comparna.models import Target
+from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_dot_bracket
-from comparna.rna.structure import StructureFormatError
+from comparna.rna.metrics import count_pairs
+from comparna.rna.structure import Structure, StructureFormatError
 from predictors.core.runners import run_prediction
 from predictors.core.spec import PredictorSpec
 from predictors.core.workspace import process_token
@@ -27,6 +31,10 @@ from predictors.services import spec_to_json, worker_known_dead
 #: Texts from the program shown on the page are cut to these lengths.
 MESSAGE_CHARS = 1000
 STDERR_CHARS = 2000
+#: Targets offered as test targets: with a known reference, at most this long (a test run is short).
+TEST_TARGET_MAX_LENGTH = 200
+#: Not offered as test targets: the blind track's targets (their structures are not public before release).
+HIDDEN_DATASETS = ("pdb-blind",)
 
 
 class TrialBusy(Exception):
@@ -87,6 +95,8 @@ def execute_test_run(*, trial_id: str) -> TrialRun:
         trial.save(update_fields=["status", "started_at", "worker"])
     spec = PredictorSpec.from_dict(trial.spec)
     trial.result = outcome(spec, trial.sequence)
+    if trial.result.get("pairs") is not None:
+        trial.result["score"] = score_against_reference(trial.sequence, trial.result["pairs"])
     trial.status = TrialRun.Status.DONE
     trial.finished_at = timezone.now()
     trial.save(update_fields=["result", "status", "finished_at"])
@@ -120,4 +130,69 @@ def outcome(spec, sequence: str) -> dict:
             out["dot_bracket"] = None  # multiplets: shown as a pair list
     if result.probabilities:
         out["n_probabilities"] = len(result.probabilities)
+    return out
+
+
+def reference_targets(limit: int = 30) -> list[Target]:
+    """Targets a test run can be scored on: a known reference, at most :data:`TEST_TARGET_MAX_LENGTH` nt;
+    tRNAs first (the classic first check of a folding method), then by length."""
+    return list(
+        Target.objects.filter(references__isnull=False, length__lte=TEST_TARGET_MAX_LENGTH)
+        .exclude(dataset__slug__in=HIDDEN_DATASETS)
+        .select_related("dataset")
+        .distinct()
+        .annotate(
+            trna=Case(
+                When(rna_class__icontains="trna", then=Value(0)),
+                When(rna_class__icontains="transfer", then=Value(0)),
+                default=Value(1),
+                output_field=IntegerField(),
+            )
+        )
+        .order_by("trna", "length", "dataset__slug", "source_id")[:limit]
+    )
+
+
+def score_against_reference(sequence: str, pairs: list) -> dict | None:
+    """MCC, F1, sensitivity and PPV of a test run's predicted ``pairs`` against the reference of a stored
+    target with exactly this ``sequence`` (every pair definition it has; SCIENCE.md §2), or None when no such
+    target exists. The counts are those the benchmark stores for a real prediction."""
+    target = (
+        Target.objects.filter(sequence=sequence, references__isnull=False)
+        .exclude(dataset__slug__in=HIDDEN_DATASETS)
+        .select_related("dataset")
+        .order_by("dataset__slug", "source_id")
+        .first()
+    )
+    if target is None:
+        return None
+    try:
+        predicted = Structure.from_pairs(len(sequence), [tuple(p) for p in pairs])
+    except (StructureFormatError, TypeError, ValueError):
+        return None
+    out = {
+        "target": {"pk": target.pk, "source_id": target.source_id, "dataset": target.dataset.name},
+        "definitions": [],
+    }
+    for ref in target.references.order_by("definition"):
+        reference = structure_from_text(target.length, ref.pairs)
+        counts = count_pairs(reference, predicted)
+        try:
+            dot_bracket = write_dot_bracket(reference)
+        except StructureFormatError:
+            dot_bracket = None  # multiplets: no dot-bracket line
+        out["definitions"].append(
+            {
+                "definition": ref.definition,
+                "mcc": round(counts.mcc, 3),
+                "f1": round(counts.f1, 3),
+                "sensitivity": round(counts.sensitivity, 3),
+                "ppv": round(counts.ppv, 3),
+                "tp": counts.tp,
+                "fp": counts.fp,
+                "fn": counts.fn,
+                "n_reference": len(reference.pairs),
+                "reference_dot_bracket": dot_bracket,
+            }
+        )
     return out

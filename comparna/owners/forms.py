@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model, password_validation
 
 from predictors.core.parsers import PARSERS
 from predictors.core.spec import (
+    HOST_PLACEHOLDERS,
     MAX_MEMORY_LIMIT_MB,
     MAX_SEQUENCE_LENGTH,
     MAX_TIME_LIMIT_S,
@@ -14,9 +15,12 @@ from predictors.core.spec import (
     MAX_WEB_CONCURRENCY,
     MAX_WEB_RATE_PER_MINUTE,
     MAX_WEB_RETRIES,
+    PLACEHOLDERS,
     PredictorSpec,
 )
 from predictors.forms import _PROBLEM_FIELDS, TEST_SEQUENCE, TEST_SEQUENCE_MAX_LENGTH, parse_argv
+from predictors.sandbox_help import program_problem
+from predictors.trials import reference_targets
 
 KIND_CHOICES = [
     ("command", "Command in CompaRNA's sandbox"),
@@ -97,8 +101,12 @@ class OwnerMethodForm(forms.Form):
         required=False,
         widget=forms.Textarea(attrs={"rows": 4, "cols": 60, "class": "mono"}),
         help_text="Command and image kinds: one argument per line, or a JSON list, e.g. "
-        '["python3", "/opt/predict.py", "{fasta}"]. Placeholders: {fasta}, {sequence}, {alignment}, '
-        "{workdir}; in CompaRNA's sandbox also {python} and {venvs}. Never a shell string.",
+        '["python3", "/opt/predict.py", "{fasta}"]. Placeholders: '
+        + ", ".join("{" + p + "}" for p in PLACEHOLDERS if p not in HOST_PLACEHOLDERS)
+        + "; in CompaRNA's sandbox also "
+        + " and ".join("{" + p + "}" for p in HOST_PLACEHOLDERS)
+        + ". Never a shell string. The programs and wrappers that exist are listed on the Submit a method "
+        "page.",
     )
     output_file = forms.CharField(
         required=False, max_length=200, help_text="Read the prediction from this file in the work directory."
@@ -164,11 +172,21 @@ class OwnerMethodForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 2, "cols": 60}),
         help_text="What the parameters were fitted to, one source per line (used for the leakage analysis).",
     )
+    test_target = forms.ChoiceField(
+        required=False,
+        choices=(),
+        label="Test target",
+        help_text="The test run predicts this target and scores it against its known reference "
+        "(MCC, F1). Choose “your own sequence” to test on the sequence below (then not scored unless it is "
+        "a benchmark target's).",
+    )
     test_sequence = forms.CharField(
         initial=TEST_SEQUENCE,
         max_length=TEST_SEQUENCE_MAX_LENGTH,
         widget=forms.TextInput(attrs={"size": 80, "class": "mono"}),
-        help_text="The test run predicts this sequence (default: yeast tRNA-Phe, 76 nt).",
+        required=False,
+        label="Your own test sequence",
+        help_text="Used when no test target is chosen (default: yeast tRNA-Phe, 76 nt).",
     )
     tested = forms.CharField(required=False, widget=forms.HiddenInput)
     trial = forms.CharField(required=False, widget=forms.HiddenInput)
@@ -177,6 +195,13 @@ class OwnerMethodForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["output_format"].choices = [(k, k) for k in sorted(PARSERS)]
         self.fields["image_archive"].choices = [("", "—")] + [(u.sha256, str(u)) for u in uploads]
+        self._test_targets = {str(t.pk): t for t in reference_targets()}
+        self.fields["test_target"].choices = [("", "your own sequence (below)")] + [
+            (pk, f"{t.source_id} · {t.dataset.name} · {t.rna_class or 'RNA'} · {t.length} nt")
+            for pk, t in self._test_targets.items()
+        ]
+        if self._test_targets:
+            self.fields["test_target"].initial = next(iter(self._test_targets))
         if fixed_name is not None:
             self.fields["name"].disabled = True
             self.fields["name"].initial = fixed_name
@@ -196,21 +221,35 @@ class OwnerMethodForm(forms.Form):
 
     def clean_test_sequence(self) -> str:
         seq = "".join(self.cleaned_data["test_sequence"].split()).upper().replace("T", "U")
-        if not seq.isascii() or not seq.isalpha():
+        if seq and (not seq.isascii() or not seq.isalpha()):
             raise forms.ValidationError("The test sequence may contain letters only.")
         return seq
+
+    def clean_test_target(self):
+        """The chosen test target (a :class:`~comparna.models.Target`) or None for the typed sequence."""
+        key = self.cleaned_data.get("test_target") or ""
+        return self._test_targets.get(key)
 
     def clean(self) -> dict:
         data = super().clean()
         if self.errors:
             return data
         kind = data["kind"]
+        if data.get("test_target") is not None:
+            data["test_sequence"] = data["test_target"].sequence
+        elif not data.get("test_sequence"):
+            self.add_error("test_sequence", "Choose a test target or give a test sequence.")
+            return data
         argv: list[str] = []
         if kind != "web":
             try:
                 argv = parse_argv(data.get("argv") or "")
             except forms.ValidationError as exc:
                 self.add_error("argv", exc)
+                return data
+            missing = program_problem(argv, kind)
+            if missing:
+                self.add_error("argv", missing[0].upper() + missing[1:] + ".")
                 return data
         if kind == "image" and not data.get("image_archive"):
             self.add_error("archive", "Upload the image archive (or choose one you uploaded before).")

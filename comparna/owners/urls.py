@@ -2,9 +2,11 @@
 
 from django.urls import path
 
-from comparna.owners import api, feeds, views
+from comparna.owners import api, feeds, submit, views
 
 urlpatterns = [
+    path("submit/", submit.SubmitView.as_view(), name="submit-method"),
+    path("submit/programs.txt", submit.SandboxProgramsView.as_view(), name="submit-programs"),
     path("account/signup/", views.OwnerSignUpView.as_view(), name="owner-signup"),
     path("account/confirm/<str:token>/", views.OwnerConfirmView.as_view(), name="owner-confirm"),
     path("account/login/", views.OwnerLoginView.as_view(), name="owner-login"),

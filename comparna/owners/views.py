@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.core.exceptions import ValidationError
+from django.db.models import Count
 from django.http import Http404, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
@@ -20,6 +21,7 @@ from django.views.generic import TemplateView
 from comparna.models import Subset
 from comparna.owners import accounts
 from comparna.owners import methods as svc
+from comparna.owners.eta import queue_eta
 from comparna.owners.forms import OwnerMethodForm, SignUpForm, TokenForm
 from comparna.owners.images import UploadRefused, store_image_upload
 from comparna.owners.models import ApiToken, ImageUpload, OwnerProfile
@@ -68,6 +70,21 @@ class OwnerLoginView(auth_views.LoginView):
 
 class OwnerLogoutView(auth_views.LogoutView):
     pass
+
+
+def saved_message(name: str, version, *, new: bool) -> str:
+    """The success message after saving: what was queued and when it should be done."""
+    counts = dict(version.predictions.values_list("status").annotate(n=Count("id")).order_by())
+    queued = counts.get(Prediction.Status.QUEUED, 0) + counts.get(Prediction.Status.RUNNING, 0)
+    too_long = counts.get(Prediction.Status.TOO_LONG, 0)
+    what = "registered as a development method" if new else "saved as a new version"
+    text = f"{name} {what}; {queued} prediction{'s' * (queued != 1)} queued"
+    if too_long:
+        text += f" ({too_long} target{'s' * (too_long != 1)} over its length limit recorded as too long)"
+    eta = queue_eta(version)
+    if queued:
+        text += f"; {eta['text']}"
+    return text + "."
 
 
 def _trial_state(trial: TrialRun | None) -> str | None:
@@ -206,9 +223,7 @@ class OwnerMethodFormView(LoginRequiredMixin, View):
             except svc.NotAllowed as exc:
                 form.add_error("name" if method is None else None, str(exc))
                 return self._render(request, form, method, status=400)
-            n = version.predictions.count()
-            what = "registered as a development method" if method is None else "saved as a new version"
-            messages.success(request, f"{spec.name} {what}: {n} predictions queued on every target.")
+            messages.success(request, saved_message(spec.name, version, new=method is None))
             return HttpResponseRedirect(reverse("owner-method", args=[version.method.pk]))
         if "_check" in request.POST:
             trial = self._own_trial(request, form.cleaned_data["trial"])
@@ -273,6 +288,7 @@ class OwnerMethodView(LoginRequiredMixin, TemplateView):
             current=current,
             spec=current.spec if current else {},
             progress=svc.progress(current),
+            eta=queue_eta(current) if current is not None else None,
             datasets=svc.dataset_summaries(method),
             outcomes=svc.recent_outcomes(method, status=status),
             status_filter=status,

@@ -1,0 +1,209 @@
+"""The "Submit a method" page and what it promises (issue 16 item 6): reachable from the home page and the
+navigation; its lists of placeholders, wrappers and programs are those the runner really has; every example
+is a specification the registration form accepts; a program the sandbox lacks is refused before any test run;
+the test run is scored against a known reference; saving says what was queued and when it should be done."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import pytest
+import RNA
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.urls import reverse
+from django.utils import timezone
+
+from comparna.owners.eta import duration_text, queue_eta
+from comparna.owners.forms import OwnerMethodForm
+from comparna.owners.models import OwnerProfile
+from comparna.owners.submit import examples
+from comparna.rna.formats import parse_dot_bracket
+from comparna.rna.metrics import count_pairs
+from predictors import sandbox_help
+from predictors.catalogue import CATALOGUE
+from predictors.core.spec import PLACEHOLDERS
+from predictors.core.venvs import venvs_dir
+from predictors.forms import TEST_SEQUENCE
+from predictors.models import Method, Prediction, TrialRun
+from predictors.trials import execute_test_run
+from tests.factories import make_dataset, make_method_version, make_target
+
+pytestmark = [pytest.mark.django_db]
+
+TRNA_REFERENCE = "(((((((..((((........)))).(((((.......))))).....(((((.......))))))))))))...."
+MFE_ARGV = '["{python}", "-m", "predictors.programs.vienna_fold", "--mode", "mfe", "{fasta}"]'
+
+
+@pytest.fixture
+def trna():
+    ds = make_dataset("strand")
+    make_target("GGGGAAAACCCC", "((((....))))", dataset=ds)
+    target = make_target(TEST_SEQUENCE, TRNA_REFERENCE, dataset=ds)
+    target.rna_class = "tRNA"
+    target.save(update_fields=["rna_class"])
+    return target
+
+
+@pytest.fixture
+def owner(client):
+    user = User.objects.create_user("olga", "olga@lab.example", "pw")
+    OwnerProfile.objects.create(user=user, email_confirmed_at=timezone.now(), approved_at=timezone.now())
+    client.force_login(user)
+    return user
+
+
+def form_data(**kw) -> dict:
+    data = {
+        "name": "OlgaFold",
+        "kind": "command",
+        "program": "olgafold",
+        "version": "1",
+        "input": "single",
+        "output_format": "dot-bracket",
+        "argv": MFE_ARGV,
+        "output_file": "",
+        "endpoint": "",
+        "max_concurrent": 2,
+        "requests_per_minute": 60,
+        "retries": 1,
+        "upload_window_h": 1,
+        "max_length": 1000,
+        "time_limit_s": 30,
+        "memory_limit_mb": 1024,
+        "test_target": "",
+        "test_sequence": TEST_SEQUENCE,
+        "tested": "",
+        "trial": "",
+        "image_archive": "",
+    }
+    data.update(kw)
+    return data
+
+
+def test_the_page_is_linked_from_home_and_the_navigation_and_lists_what_the_runner_has(client):
+    home = client.get(reverse("home")).content.decode()
+    url = reverse("submit-method")
+    assert home.count(f'href="{url}"') >= 2  # the navigation and the home page's own paragraph
+    page = client.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    for name in PLACEHOLDERS:  # every placeholder the runner fills, with its meaning
+        assert f"<code>{{{name}}}</code>" in html, name
+    used = {s.argv[2] for s in CATALOGUE if len(s.argv) > 2 and s.argv[1] == "-m"}
+    assert used and all(module in html for module in used)
+    assert sandbox_help.sandbox_path() in html
+    # the programs list is the sandbox PATH's content, and the page gives its size
+    programs = client.get(reverse("submit-programs")).content.decode().splitlines()[1:]
+    assert "sh" in programs and "python3" in programs and "cmsearch" in programs
+    assert f">{len(programs)} programs</a>" in html
+    assert reverse("owner-signup") in html and "createsuperuser" in html
+    for host_path in (str(venvs_dir()), str(Path(settings.BASE_DIR).resolve())):  # no host path shown
+        assert host_path not in html, host_path
+
+
+def test_every_example_is_accepted_by_the_registration_form(owner):
+    shown = examples()
+    assert {e.spec.kind for e in shown} >= {"command", "image", "web"}
+    assert any(e.spec.comparative_input for e in shown)
+    for ex in shown:
+        data = {**OwnerMethodForm.initial_from_spec(ex.spec), "test_sequence": TEST_SEQUENCE}
+        data["pseudoknots"] = data["pseudoknots"] or ""
+        data["produces_probabilities"] = data["produces_probabilities"] or ""
+        form = OwnerMethodForm(data, uploads=[type("U", (), {"sha256": ex.spec.image_archive, "__str__":
+                                                              lambda self: "upload"})()]
+                               if ex.spec.image_archive else ())
+        assert form.is_valid(), (ex.title, form.errors)
+        assert form.spec == ex.spec, ex.title
+
+
+def test_a_program_the_sandbox_lacks_is_refused_before_any_test_run(client, owner):
+    url = reverse("owner-method-new")
+    for argv, says in (
+        ("NoSuchFold-42\n{fasta}", "is not installed in CompaRNA&#x27;s sandbox"),
+        ("/opt/myfold/bin/fold\n{fasta}", "is not visible in the sandbox"),
+        ("{venvs}/nosuchvenv/bin/python\n{fasta}", "does not exist on this server"),
+    ):
+        r = client.post(url, {**form_data(argv=argv), "_test": "1"})
+        assert r.status_code == 400 and says in r.content.decode(), (argv, r.content.decode()[-2000:])
+    assert not TrialRun.objects.exists()
+    # programs that are there pass: a system program by name, an absolute /usr path, {python}
+    for argv in (["sh", "-c", "echo {sequence}"], ["/usr/bin/env", "{fasta}"], ["{python}", "{fasta}"]):
+        assert sandbox_help.program_problem(argv, "command") is None, argv
+    assert sandbox_help.program_problem(["NoSuchFold-42"], "image") is None  # inside the owner's image
+
+
+def test_the_test_run_is_scored_against_the_known_reference_then_saving_says_what_is_queued(
+    client, owner, trna
+):
+    url = reverse("owner-method-new")
+    form = client.get(url).context["form"]
+    assert form["test_target"].initial == str(trna.pk)  # the tRNA is offered first
+    r = client.post(url, {**form_data(test_target=str(trna.pk), test_sequence=""), "_test": "1"})
+    assert r.status_code == 200, r.content.decode()[-3000:]
+    trial = TrialRun.objects.get(requested_by=owner)
+    assert trial.sequence == trna.sequence
+    execute_test_run(trial_id=trial.pk)
+    r = client.post(url, {**form_data(test_target=str(trna.pk)), "trial": str(trial.pk), "_check": "1"})
+    html = r.content.decode()
+    # what the benchmark would count, computed here from ViennaRNA directly and the stored reference
+    predicted, _ = RNA.fold(TEST_SEQUENCE)
+    counts = count_pairs(
+        parse_dot_bracket(TRNA_REFERENCE, length=len(TEST_SEQUENCE)),
+        parse_dot_bracket(predicted, length=len(TEST_SEQUENCE)),
+    )
+    score = TrialRun.objects.get(pk=trial.pk).result["score"]
+    assert score["target"]["source_id"] == trna.source_id
+    (row,) = score["definitions"]
+    assert (row["mcc"], row["f1"], row["tp"]) == (round(counts.mcc, 3), round(counts.f1, 3), counts.tp)
+    assert f'<td class="num mcc">{counts.mcc:.3f}</td>' in html and 'id="test-score"' in html
+    assert TRNA_REFERENCE in html and predicted in html
+    tested = r.context["form"].data["tested"]
+    assert tested
+    # saving: the success message says how many predictions were queued and when they should be done
+    r = client.post(url, {**form_data(test_target=str(trna.pk)), "trial": str(trial.pk), "tested": tested,
+                          "_save": "1"}, follow=True)
+    method = Method.objects.get(name="OlgaFold")
+    n = Prediction.objects.filter(method_version__method=method, status="queued").count()
+    assert n == 2
+    text = r.content.decode()
+    assert re.search(rf"OlgaFold registered as a development method; {n} predictions queued; no estimate yet",
+                     text), text[:3000]
+
+
+def test_a_sequence_no_target_has_is_run_but_not_scored(client, owner, trna):
+    url = reverse("owner-method-new")
+    client.post(url, {**form_data(test_sequence="GGGAAACCCAAAGGGAAACCC"), "_test": "1"})
+    trial = TrialRun.objects.get(requested_by=owner)
+    execute_test_run(trial_id=trial.pk)
+    r = client.post(url, {**form_data(test_sequence="GGGAAACCCAAAGGGAAACCC"), "trial": str(trial.pk),
+                          "_check": "1"})
+    assert TrialRun.objects.get(pk=trial.pk).result["score"] is None
+    assert 'id="test-not-scored"' in r.content.decode()
+
+
+def test_eta_from_the_workers_measured_rate(trna):
+    now = timezone.now()
+    busy = make_method_version("Busy")
+    ds = trna.dataset
+    targets = [make_target("GGGGAAAACCCC", "((((....))))", dataset=ds) for _ in range(90)]
+    # 30 finished over the last 10 minutes: 3 per minute
+    for k, t in enumerate(targets[:30]):
+        Prediction.objects.create(
+            method_version=busy, target=t, status="ok",
+            started_at=now - dt.timedelta(minutes=10), finished_at=now - dt.timedelta(seconds=10 * k),
+        )
+    for t in targets[30:]:
+        Prediction.objects.create(method_version=busy, target=t)  # 60 queued
+    mine = make_method_version("Mine")
+    assert queue_eta(mine, now=now)["text"] == "nothing queued"
+    Prediction.objects.create(method_version=mine, target=trna)
+    eta = queue_eta(mine, now=now)
+    assert eta["queued_total"] == 61 and abs(eta["rate"]["per_minute"] - 3.0) < 1e-9
+    assert abs(eta["minutes"] - 61 / 3) < 1e-9 and "about 20 min" in eta["text"]
+    # nothing finished in the window: no invented estimate
+    assert queue_eta(mine, now=now + dt.timedelta(hours=1))["minutes"] is None
+    assert [duration_text(m) for m in (0.2, 59.6, 185, 3000)] == ["under a minute", "1 h 00 min",
+                                                                  "3 h 05 min", "2 d 2 h"]
