@@ -26,7 +26,7 @@ from pathlib import Path
 
 import predictors.programs
 from predictors.catalogue import CATALOGUE
-from predictors.core.runners import _sandbox_env
+from predictors.core.process import sandbox_env
 from predictors.core.spec import HOST_PLACEHOLDERS, PLACEHOLDERS, argv_placeholders
 from predictors.core.venvs import PLACEHOLDER as VENVS_PLACEHOLDER
 from predictors.core.venvs import venvs_dir
@@ -65,7 +65,7 @@ def placeholders() -> list[Placeholder]:
 
 def sandbox_path() -> str:
     """The ``PATH`` a sandboxed command runs with."""
-    return _sandbox_env("/job")["PATH"]
+    return sandbox_env("/job")["PATH"]
 
 
 def _module_summary(path: Path) -> str:
