@@ -12,6 +12,7 @@ urlpatterns = [
     path("about/", views.AboutView.as_view(), name="about"),
     path("datasets/", views.DatasetListView.as_view(), name="datasets"),
     path("datasets/<slug:dataset>/targets/", views.DatasetTargetListView.as_view(), name="dataset-targets"),
+    path("targets/", views.TargetBrowserView.as_view(), name="targets"),
     path("targets/<id:pk>/", views.TargetDetailView.as_view(), name="target-detail"),
     path("methods/", views.MethodListView.as_view(), name="methods"),
     path("methods/<id:pk>/", views.MethodDetailView.as_view(), name="method-detail"),

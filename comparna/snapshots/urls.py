@@ -5,6 +5,7 @@ from django.urls import path
 from comparna.snapshots.views import (
     SnapshotDetailView,
     SnapshotDownloadView,
+    SnapshotIndexView,
     SnapshotListView,
     SnapshotPairDownloadView,
 )
@@ -12,6 +13,7 @@ from comparna.snapshots.views import (
 app_name = "snapshots"
 
 urlpatterns = [
+    path("", SnapshotIndexView.as_view(), name="index"),
     path("<slug:dataset>/", SnapshotListView.as_view(), name="list"),
     path("<slug:dataset>/<id:number>/", SnapshotDetailView.as_view(), name="detail"),
     path("<slug:dataset>/<id:number>/download", SnapshotDownloadView.as_view(), name="download"),

@@ -21,6 +21,22 @@ from predictors.models import Method
 CHUNK = 256 * 1024
 
 
+class SnapshotIndexView(TemplateView):
+    """Every dataset with its newest snapshots (the navigation's "Snapshots")."""
+
+    template_name = "snapshots/index.html"
+    NEWEST = 5
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        ctx["datasets"] = [
+            {"dataset": d, "snapshots": list(d.snapshots.order_by("-number")[: self.NEWEST]),
+             "count": d.snapshots.count()}
+            for d in Dataset.objects.order_by("name")
+        ]
+        return ctx
+
+
 class SnapshotListView(TemplateView):
     """All snapshots of a dataset, newest first."""
 

@@ -12,7 +12,7 @@ from comparna.views.rankings import (
     SubsetRankingView,
 )
 from comparna.views.site import AboutView, DatasetListView, HomeView, prediction_progress
-from comparna.views.targets import DatasetTargetListView, TargetDetailView
+from comparna.views.targets import DatasetTargetListView, TargetBrowserView, TargetDetailView
 
 __all__ = [
     "AboutView",
@@ -27,6 +27,7 @@ __all__ = [
     "RankingIndexView",
     "RankingMatrixView",
     "SubsetRankingView",
+    "TargetBrowserView",
     "TargetDetailView",
     "prediction_progress",
 ]

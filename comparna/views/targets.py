@@ -7,29 +7,44 @@ from django.views.generic import ListView, TemplateView
 
 from comparna.blind.embargo import embargo_of
 from comparna.models import Dataset, Target
+from comparna.services.pages.target_browser import browse, facets, parse_query, sort_links
 from comparna.services.pages.targets import target_context
 
 
-class DatasetTargetListView(ListView):
-    """The targets of a dataset, paginated, with a search by id."""
+class TargetBrowserView(ListView):
+    """Every target: full-text search, filters (dataset, class, family, length, pseudoknots), sortable
+    columns, 50 per page. All state is in the query string, so every view of it is a link."""
 
     template_name = "comparna/targets.html"
-    paginate_by = 100
+    paginate_by = 50
     context_object_name = "targets"
+    dataset: Dataset | None = None
 
     def get_queryset(self):
-        self.dataset = get_object_or_404(Dataset, slug=self.kwargs["dataset"])
-        qs = Target.objects.filter(dataset=self.dataset).order_by("source_id")
-        q = self.request.GET.get("q", "").strip()
-        if q:
-            qs = qs.filter(source_id__icontains=q)
-        return qs
+        self.query = parse_query(self.request.GET, dataset=self.dataset.slug if self.dataset else "")
+        return browse(self.query)
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        ctx["dataset"] = self.dataset
-        ctx["q"] = self.request.GET.get("q", "")
+        page_targets = ctx["targets"]
+        ctx.update(
+            dataset=self.dataset,
+            query=self.query,
+            q=self.query.q,
+            sorts=sort_links(self.query),
+            pager_params=self.query.params(page=None),
+            show_released=any(t.release_date for t in page_targets),
+            **facets(self.dataset.slug if self.dataset else ""),
+        )
         return ctx
+
+
+class DatasetTargetListView(TargetBrowserView):
+    """The target browser with the dataset fixed by the URL."""
+
+    def get_queryset(self):
+        self.dataset = get_object_or_404(Dataset, slug=self.kwargs["dataset"])
+        return super().get_queryset()
 
 
 class TargetDetailView(TemplateView):
