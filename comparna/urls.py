@@ -20,6 +20,8 @@ urlpatterns = [
     path("rankings/<slug:dataset>/", views.DatasetRankingView.as_view(), name="dataset-rankings"),
     path(RANKING, views.SubsetRankingView.as_view(), name="subset-rankings"),
     path(RANKING + "matrix/", views.RankingMatrixView.as_view(), name="ranking-matrix"),
+    path(RANKING + "ranking.<slug:fmt>", views.RankingDownloadView.as_view(), name="ranking-download"),
+    path(RANKING + "compare/", views.MethodComparisonPickView.as_view(), name="method-comparison-pick"),
     path(
         RANKING + "compare/<id:a>/<id:b>/", views.MethodComparisonView.as_view(), name="method-comparison"
     ),

@@ -16,6 +16,7 @@ from comparna.rna.metric_registry import POOLED, engine_counts, pooled_scores
 from comparna.rna.pair_statistics import pairwise_statistics
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
 from comparna.rna.statistics import bootstrap_ci_mean
+from comparna.services import ranking_scope
 from comparna.services.uncertainty import cluster_labels, is_sequential, sequential_for_pair
 
 log = logging.getLogger(__name__)
@@ -24,9 +25,16 @@ log = logging.getLogger(__name__)
 def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable, dict]:
     """The counts of the current version of every active method on every target of ``subset``.
 
-    Every target of the subset is a column, predicted or not, so the robustness ranking sees all of them.
+    Every target of the subset is a column, predicted or not (the robustness ranking picks the targets where
+    every method has a finished outcome, :mod:`comparna.services.ranking_scope`).
     Returns the table and the inputs' identity (what a recomputation needs).
     """
+    table, identity, _, _ = subset_inputs(subset=subset, definition=definition)
+    return table, identity
+
+
+def subset_inputs(*, subset: Subset, definition: str) -> tuple[CountsTable, dict, list[int], np.ndarray]:
+    """:func:`build_counts_table` plus the target ids in table order and the finished-failure mask."""
     targets = list(subset.targets.order_by("source_id").values_list("pk", "source_id", "length"))
     target_ix = {pk: n for n, (pk, _, _) in enumerate(targets)}
     ref_pairs = dict(
@@ -58,6 +66,8 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
         present[mi, ti] = True
     table = CountsTable(tuple(methods), tuple(sid for _, sid, _ in targets), counts, present)
     digest = hashlib.sha256(counts.tobytes() + present.tobytes()).hexdigest()
+    target_ids = [pk for pk, _, _ in targets]
+    empty = ranking_scope.empty_outcomes(subset=subset, methods=table.methods, target_ids=target_ids)
     labels = cluster_labels((pk, sid) for pk, sid, _ in targets)
     identity = {
         "dataset": subset.dataset.slug,
@@ -71,22 +81,32 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
         "candidate_pairs": [length * (length - 1) // 2 for _, _, length in targets],
         # the unit of the clustered statistics: Rfam family, else sequence cluster (services.uncertainty)
         "clusters": [labels[pk] for pk, _, _ in targets],
+        # the targets and which methods ended in a recorded failure on which (robustness ranking)
+        "outcomes_sha256": ranking_scope.outcomes_digest(table.targets, empty),
     }
-    return table, identity
+    return table, identity, target_ids, empty
 
 
-def compute_report(table: CountsTable, identity: dict, *, seed: int) -> dict:
-    """The engine's pairwise report, the robustness ranking over all targets, and pooled scores per method."""
+def compute_report(
+    table: CountsTable, identity: dict, *, seed: int, finished: np.ndarray | None = None
+) -> dict:
+    """The engine's pairwise report, the robustness ranking, and pooled scores per method.
+
+    ``finished`` (methods × targets) marks the predictions with a final outcome; the robustness ranking is
+    then computed on the targets where every method has finished, a missing one there being a recorded
+    failure (an empty structure). Without it, every target is used (blind rankings: a closed week).
+    """
     report = (
         ranking_report(table, seed=seed)
         if table.methods
         else {"methods": [], "verdicts": {}, "common_targets": {}, "seed": seed, "conventions": {}}
     )
     if table.methods:
+        keep = np.ones(len(table.targets), dtype=bool) if finished is None else finished.all(axis=0)
         robust = robustness_ranking(
-            table,
-            reference_pairs=np.array(identity["reference_pairs"], dtype=np.int64),
-            candidate_pairs=np.array(identity["candidate_pairs"], dtype=np.int64),
+            table.select_targets(keep),
+            reference_pairs=np.array(identity["reference_pairs"], dtype=np.int64)[keep],
+            candidate_pairs=np.array(identity["candidate_pairs"], dtype=np.int64)[keep],
         )
         report["robustness"] = sorted(
             (
@@ -142,12 +162,13 @@ def rank_subset(*, subset: Subset, definition: str, seed: int | None = None) -> 
     Returns (snapshot, whether it is new).
     """
     seed = settings.RANKING_SEED if seed is None else seed
-    table, identity = build_counts_table(subset=subset, definition=definition)
+    table, identity, _, empty = subset_inputs(subset=subset, definition=definition)
     key = inputs_hash(identity, seed)
     existing = RankingSnapshot.objects.filter(subset=subset, definition=definition, inputs_hash=key).first()
     if existing is not None:
         return existing, False
-    report = compute_report(table, identity, seed=seed)
+    report = compute_report(table, identity, seed=seed, finished=table.present | empty)
+    report.update(ranking_scope.scope_report(table, report, empty=empty))
     if is_sequential(subset.dataset):
         earlier = subset.rankings.filter(definition=definition).order_by("computed_at", "pk")
         add_sequential_verdicts(report, history=list(earlier.values_list("report", flat=True)))

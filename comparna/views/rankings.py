@@ -6,9 +6,10 @@ filter parameters), so a cached request costs one indexed query.
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -16,17 +17,21 @@ from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import ascii_int
 from comparna.services.pages.common import cache_get, cached
 from comparna.services.pages.comparison import compare_methods, comparison_csv
+from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.rankings import (
     KIND_FILTERS,
     SORT_KEYS,
     pairwise_matrix,
+    ranked_rows,
+    ranking_csv,
+    ranking_export,
     ranking_rows,
     sort_and_filter,
     subset_history_figure,
 )
+from comparna.services.progress import prediction_progress
 from comparna.services.rankings import latest_snapshots
 from comparna.services.summaries import summarize_subset
-from comparna.views.site import prediction_progress
 from predictors.models import Method
 
 #: How long "which snapshot is the newest" is remembered; a new nightly snapshot shows up within this time.
@@ -93,8 +98,12 @@ class DatasetRankingView(View):
     def get(self, request, dataset: str):
         dataset = get_object_or_404(Dataset, slug=dataset)
         snapshots = {(s.subset_id, s.definition): s for s in latest_snapshots(dataset=dataset)}
-        key = f"dataset-page:{dataset.pk}:{dataset.version}:" + ",".join(
-            str(s.pk) for s in snapshots.values()
+        progress = cached(f"progress:dataset:{dataset.pk}", lambda: prediction_progress(dataset=dataset), 30)
+        live = {pk: ranking_live(s) for pk, s in ((s.pk, s) for s in snapshots.values())}
+        key = (
+            f"dataset-page:{dataset.pk}:{dataset.version}:"
+            + ",".join(f"{pk}.{v['stamp']}" for pk, v in live.items())
+            + f":{progress['finished']}:{progress['pending']}"
         )
 
         def render() -> str:
@@ -102,11 +111,14 @@ class DatasetRankingView(View):
             for subset in dataset.subsets.all():
                 for definition in subset.definitions():
                     snap = snapshots.get((subset.pk, definition))
+                    rows = ranking_rows(snap) if snap else []
                     sections.append(
                         {
                             "subset": subset,
                             "definition": definition,
                             "snapshot": snap,
+                            "rows": ranked_rows(rows),
+                            "live": live.get(snap.pk) if snap else None,
                             "n_targets": snap.inputs.get("targets") if snap else subset.targets.count(),
                             "summary": None
                             if snap
@@ -115,11 +127,7 @@ class DatasetRankingView(View):
                     )
             return render_to_string(
                 self.template_name,
-                {
-                    "dataset": dataset,
-                    "sections": sections,
-                    "progress": prediction_progress(),
-                },
+                {"dataset": dataset, "sections": sections, "progress": progress},
                 request=request,
             )
 
@@ -137,14 +145,17 @@ class SubsetRankingView(View):
         direction = _choice(request, "dir", ("asc", "desc"), "asc")
         kind = _choice(request, "kind", KIND_FILTERS, "all")
         explicit = "snapshot" in request.GET
-        key = f"subset-page:{dataset}:{subset}:{definition}:{pk}:{sort}:{direction}:{kind}:{int(explicit)}"
-        page = cache_get(key)
+        live = cache_get(f"ranking-live:{pk}")
+        key = f"subset-page:{dataset}:{subset}:{definition}:{pk}:{sort}:{direction}:{kind}:{int(explicit)}:"
+        page = cache_get(key + live["stamp"]) if live else None
         if page is not None:
             return HttpResponse(page)
         snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+        live = ranking_live(snap)
 
         def render() -> str:
-            rows = ranking_rows(snap)
+            all_rows = ranking_rows(snap)
+            rows = with_compare_links(ranked_rows(all_rows))
             others = list(
                 RankingSnapshot.objects.filter(subset=snap.subset, definition=definition).values(
                     "pk", "computed_at"
@@ -172,11 +183,26 @@ class SubsetRankingView(View):
                         sort=sort, direction=direction, kind=kind, snapshot=snap if explicit else None
                     ),
                     "explicit_snapshot": explicit,
+                    "live": live,
+                    "common_targets": snap.report.get("common_targets_ranked"),
+                    "top": rows[0] if rows else None,
+                    "second": rows[1] if len(rows) > 1 else None,
+                    "methods_for_picker": [r for r in all_rows if r["pk"]],
                 },
                 request=request,
             )
 
-        return HttpResponse(cached(key, render, timeout=3600))
+        return HttpResponse(cached(key + live["stamp"], render, timeout=3600))
+
+
+def with_compare_links(rows: list[dict]) -> list[dict]:
+    """Each row with the method its "compare" link pairs it with: the first-ranked, or the second for it."""
+    linked = [r for r in rows if r.get("pk")]
+    out = []
+    for r in rows:
+        others = [o for o in linked if o["method"] != r["method"]]
+        out.append({**r, "compare_with": others[0] if others else None})
+    return out
 
 
 #: (sort key, header, tooltip, numeric) of the ranking table, in display order.
@@ -187,16 +213,22 @@ COLUMNS = [
     ("losses", "Losses", "Pairwise comparisons lost", True),
     ("draws", "Draws", "No significant difference (p ≥ 0.001)", True),
     ("unknown", "?", "Fewer than 10 common targets: no verdict", True),
-    ("mcc", "MCC", "Matthews correlation coefficient of the counts pooled over the method's targets", True),
-    ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled", True),
-    ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled", True),
+    (
+        "mcc",
+        "MCC",
+        "Matthews correlation coefficient of the counts pooled over the common targets (every ranked method "
+        "scored them)",
+        True,
+    ),
+    ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled over the common targets", True),
+    ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled over the common targets", True),
     (
         "mean_mcc",
         "Mean MCC (95 % CI)",
-        "Mean per-target MCC with a 10 000-resample bootstrap percentile CI",
+        "Mean per-target MCC on the common targets with a 10 000-resample bootstrap percentile CI",
         True,
     ),
-    ("targets", "Targets", "Targets with a scored prediction by this method", True),
+    ("targets", "Coverage", "Targets with a scored prediction by this method / targets of the subset", True),
 ]
 
 
@@ -275,6 +307,39 @@ class MethodComparisonView(TemplateView):
         return ctx
 
 
+class RankingDownloadView(View):
+    """A snapshot's ranking as CSV or JSON (``?snapshot=``; the newest one otherwise)."""
+
+    def get(self, request, dataset: str, subset: str, definition: str, fmt: str):
+        if fmt not in ("csv", "json"):
+            raise Http404("csv or json")
+        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+        name = f"ranking-{dataset}-{subset}-{definition}-snapshot{snap.pk}.{fmt}"
+        if fmt == "csv":
+            response = HttpResponse(ranking_csv(snap), content_type="text/csv; charset=utf-8")
+        else:
+            response = JsonResponse(ranking_export(snap), json_dumps_params={"indent": 1})
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+        return response
+
+
+class MethodComparisonPickView(View):
+    """The method picker's target: ``?a=&b=&snapshot=`` redirects to that comparison page."""
+
+    def get(self, request, dataset: str, subset: str, definition: str):
+        a, b = ascii_int(request.GET.get("a", "")), ascii_int(request.GET.get("b", ""))
+        if a is None or b is None:
+            raise Http404("choose two methods")
+        public = Method.objects.public()
+        a, b = get_object_or_404(public, pk=a).pk, get_object_or_404(public, pk=b).pk
+        if a == b:
+            raise Http404("compare two different methods")
+        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+        return redirect(
+            reverse("method-comparison", args=[dataset, subset, definition, a, b]) + f"?snapshot={snap.pk}"
+        )
+
+
 class MethodComparisonCsvView(View):
     """The per-target data behind a comparison page, as CSV."""
 
@@ -295,6 +360,8 @@ class MethodComparisonCsvView(View):
 __all__ = [
     "DatasetRankingView",
     "MethodComparisonCsvView",
+    "MethodComparisonPickView",
+    "RankingDownloadView",
     "MethodComparisonView",
     "RankingIndexView",
     "RankingMatrixView",

@@ -7,28 +7,18 @@ from django.views.generic import TemplateView
 
 from comparna.models import Dataset, ImportRun
 from comparna.rna import ranking, statistics
+from comparna.services import progress
 from comparna.services.pages.common import LENGTH_BINS, cached
 from comparna.services.pages.rankings import rankings_at_a_glance
 from comparna.services.pages.site import dataset_overview, weekly_changes
 from ingest.models import PollRun
-from predictors.models import Method, Prediction
+from predictors.models import Method
 
 
 def prediction_progress() -> dict:
-    """Predictions by state (cached for 30 s: every page shows it, and it changes continuously)."""
-
-    def compute() -> dict:
-        counts = dict(
-            Prediction.objects.filter(method_version__method__visibility=Method.Visibility.PUBLIC)
-            .values_list("status")
-            .annotate(n=Count("id"))
-            .order_by()
-        )
-        total = sum(counts.values())
-        pending = counts.get(Prediction.Status.QUEUED, 0) + counts.get(Prediction.Status.RUNNING, 0)
-        return {"total": total, "pending": pending, "finished": total - pending, "by_status": counts}
-
-    return cached("progress", compute, timeout=30)
+    """Predictions by state with the measured throughput and ETA (:mod:`comparna.services.progress`), cached
+    for 30 s: every page shows it, and it changes continuously."""
+    return cached("progress", progress.prediction_progress, timeout=30)
 
 
 class HomeView(TemplateView):

@@ -83,30 +83,49 @@ def test_every_page_of_the_navigation_renders(client, site):
         assert client.get(url).status_code == 200, url
 
 
+def method_of(cell: str) -> str:
+    """The method name of a ranking row's method cell (without the "comp." tag and the "compare" link)."""
+    return cell.split()[0]
+
+
+def ranked_of(snap) -> list[dict]:
+    """The snapshot's ranked rows: at least one determined verdict (not only "?")."""
+    return [m for m in snap.report["methods"] if m["wins"] + m["losses"] + m["draws"] > 0]
+
+
 def test_subset_ranking_table_matches_snapshot_and_independent_pooled_scores(client, site):
     snap = newest()
     page = client.get(reverse("subset-rankings", args=["rnastrand", "all", "extended"])).content.decode()
     assert f"Ranking snapshot <strong>#{snap.pk}</strong>" in page
     assert snap.inputs_hash[:12] in page
     rows = table_rows(page, "ranking-table")
-    assert [r[1].replace(" comp.", "") for r in rows] == [m["method"] for m in snap.report["methods"]]
-    for row, expected in zip(rows, snap.report["methods"], strict=True):
-        rank, name, wins, losses, draws, unknown, pooled, sens, ppv, mean_ci, n = row
-        name = name.replace(" comp.", "")
-        assert (int(rank), int(wins), int(losses), int(draws), int(unknown)) == (
+    ranked = ranked_of(snap)
+    assert [method_of(r[1]) for r in rows] == [m["method"] for m in ranked]
+    # the common targets: every ranked method has a score there (computed here from the score rows)
+    common = set.intersection(
+        *(set(scores_of(m["method"]).values_list("prediction__target_id", flat=True)) for m in ranked)
+    )
+    assert re.search(r'id="common-targets">(\d+)<', page).group(1) == str(len(common))
+    total = Target.objects.filter(subsets__slug="all", dataset__slug="rnastrand").count()
+    for row, expected in zip(rows, ranked, strict=True):
+        rank, name, wins, losses, draws, unknown, pooled, sens, ppv, mean_ci, coverage = row
+        name = method_of(name)
+        assert (int(rank.rstrip("=")), int(wins), int(losses), int(draws), int(unknown)) == (
             expected["rank"],
             expected["wins"],
             expected["losses"],
             expected["draws"],
             expected["unknown"],
         )
-        agg = scores_of(name).aggregate(*(Sum(f) for f in ("tp", "fn", "fp", "fp_compatible", "tn")))
+        assert rank.endswith("=") == (sum(m["rank"] == expected["rank"] for m in ranked) > 1)
+        on_common = scores_of(name).filter(prediction__target_id__in=common)
+        agg = on_common.aggregate(*(Sum(f) for f in ("tp", "fn", "fp", "fp_compatible", "tn")))
         tp, fn, fp, eps, tn = (agg[f"{f}__sum"] for f in ("tp", "fn", "fp", "fp_compatible", "tn"))
         assert pooled == f"{mcc(tp, fn, fp, eps, tn):.3f}"
         assert sens == f"{tp / (tp + fn):.3f}"
         assert ppv == f"{tp / (tp + fp - eps):.3f}"
-        per_target = np.array(scores_of(name).values_list("mcc", flat=True))
-        assert int(n) == per_target.size
+        assert coverage == f"{scores_of(name).count()} / {total}"
+        per_target = np.array(on_common.values_list("mcc", flat=True))
         mean, low, high, c_low, c_high = (float(x) for x in re.findall(r"-?\d\.\d{3}", mean_ci))
         # no Rfam family assigned here: every target is its own sequence cluster, so resampling clusters is
         # resampling targets with the same draws
@@ -124,20 +143,21 @@ def test_ranking_sorting_and_kind_filter_work_without_javascript(client, site):
     url = reverse("subset-rankings", args=["rnastrand", "all", "extended"])
     snap = newest()
     page = client.get(url + "?sort=mcc&dir=desc").content.decode()
-    names = [r[1].replace(" comp.", "") for r in table_rows(page, "ranking-table")]
-    expected = sorted(snap.report["methods"], key=lambda m: (m["mcc"], m["method"]), reverse=True)
+    names = [method_of(r[1]) for r in table_rows(page, "ranking-table")]
+    common = snap.report["common_scores"]
+    expected = sorted(ranked_of(snap), key=lambda m: (common[m["method"]]["mcc"], m["method"]), reverse=True)
     assert names == [m["method"] for m in expected]
     # the header of the sorted column links to the opposite direction
     assert 'href="?sort=mcc&amp;dir=asc&amp;kind=all"' in page
     comparative = client.get(url + "?kind=comparative").content.decode()
-    names = [r[1].replace(" comp.", "") for r in table_rows(comparative, "ranking-table")]
+    names = [method_of(r[1]) for r in table_rows(comparative, "ranking-table")]
     kinds = dict(Method.objects.values_list("name", "input_kind"))
     assert names and all(kinds[n] != "single" for n in names)
     single = client.get(url + "?kind=single").content.decode()
-    names = [r[1] for r in table_rows(single, "ranking-table")]
+    names = [method_of(r[1]) for r in table_rows(single, "ranking-table")]
     assert names and all(kinds[n] == "single" for n in names)
     assert len(table_rows(single, "ranking-table")) + len(table_rows(comparative, "ranking-table")) == len(
-        snap.report["methods"]
+        ranked_of(snap)
     )
     # an older snapshot can be shown by id; rank history has all three dated snapshots
     oldest = RankingSnapshot.objects.filter(subset__slug="all", dataset__slug="rnastrand").last()

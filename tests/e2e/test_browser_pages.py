@@ -157,9 +157,11 @@ def test_every_page_renders_without_console_errors(live_site, page):
 
 
 def _column(page, index: int) -> list[str]:
-    return page.locator("#ranking-table tbody tr:not([hidden])").evaluate_all(
+    cells = page.locator("#ranking-table tbody tr:not([hidden])").evaluate_all(
         f"rows => rows.map(r => r.cells[{index}].textContent.trim())"
     )
+    # the method cell ends with the row's "compare" link; a shared rank reads "2="
+    return [re.sub(r"\s+compare$", "", c).rstrip("=") for c in cells]
 
 
 def test_ranking_table_sorts_and_filters_in_place(live_site, page):
@@ -210,6 +212,8 @@ def test_tables_work_without_javascript(live_site, browser):
         assert "kind=comparative" in pg.url
         names = pg.locator("#ranking-table tbody td.method").all_text_contents()
         assert names and all("comp." in n for n in names)
+        # every row links to a comparison of its method on this snapshot
+        assert pg.locator("#ranking-table tbody td.method a.compare").count() == len(names)
     finally:
         context.close()
 

@@ -3,12 +3,16 @@ rankings at a glance on the home page. Everything derived from an immutable snap
 
 from __future__ import annotations
 
+import csv
+import io
 from collections import defaultdict
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services.pages.common import cached, ci_dict, current_scores, method_directory
 from comparna.services.pages.figures import rank_history_figure
+from comparna.services.pages.ranking_status import ranking_live
+from comparna.services.ranking_scope import common_targets, is_ranked
 from comparna.services.uncertainty import cluster_labels
 
 
@@ -24,7 +28,11 @@ def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
         names = [row["method"] for row in snapshot.report.get("methods", [])]
         per_method: dict[str, list[float]] = defaultdict(list)
         per_method_targets: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        # on the snapshot's common targets (the same RNAs for every ranked method) when it stores them
+        common = common_targets(snapshot.report)
         for s in current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=names):
+            if common is not None and s.source_id not in common:
+                continue
             per_method[s.method].append(s.mcc)
             per_method_targets[s.method].append((s.target_id, s.source_id))
         labels = cluster_labels({t for targets in per_method_targets.values() for t in targets})
@@ -38,10 +46,35 @@ def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
                 clusters = [labels[t] for t, _ in per_method_targets[row["method"]]]
                 cci = bootstrap_ci_mean(values, seed=snapshot.seed, clusters=clusters)
                 mean_mcc.update(clustered_low=cci.low, clustered_high=cci.high, clusters=len(set(clusters)))
-            rows.append({**row, **info, "mean_mcc": mean_mcc})
+            rows.append({**row, **info, "mean_mcc": mean_mcc, **ranked_fields(snapshot, row)})
+        shared = defaultdict(int)
+        for r in rows:
+            if r["ranked"]:
+                shared[r["rank"]] += 1
+        for r in rows:
+            r["tied"] = r["ranked"] and shared[r["rank"]] > 1
+            r["rank_text"] = (f"{r['rank']}=" if r["tied"] else str(r["rank"])) if r["ranked"] else "–"
         return rows
 
     return cached(f"ranking-rows:{snapshot.pk}", compute)
+
+
+def ranked_fields(snapshot: RankingSnapshot, row: dict) -> dict:
+    """Whether the row is ranked, its coverage (scored / subset targets) and its pooled scores on the
+    common targets of the ranked methods (None for snapshots that predate them)."""
+    total = int(snapshot.inputs.get("targets") or 0)
+    scored = int(row.get("targets", 0))
+    common = snapshot.report.get("common_scores", {}).get(row["method"])
+    return {
+        "ranked": is_ranked(row),
+        "coverage": {"scored": scored, "total": total, "percent": 100.0 * scored / total if total else 0.0},
+        "common": common,
+    }
+
+
+def ranked_rows(rows: list[dict]) -> list[dict]:
+    """The rows of ranked methods only (unranked ones are listed apart, with the reason)."""
+    return [r for r in rows if r["ranked"]]
 
 
 SORT_KEYS = {
@@ -51,9 +84,9 @@ SORT_KEYS = {
     "losses": lambda r: r["losses"],
     "draws": lambda r: r["draws"],
     "unknown": lambda r: r["unknown"],
-    "mcc": lambda r: r["mcc"],
-    "sensitivity": lambda r: r.get("sensitivity", 0.0),
-    "ppv": lambda r: r.get("ppv", 0.0),
+    "mcc": lambda r: (r["common"] or {}).get("mcc", r["mcc"]),
+    "sensitivity": lambda r: (r["common"] or {}).get("sensitivity", r.get("sensitivity", 0.0)),
+    "ppv": lambda r: (r["common"] or {}).get("ppv", r.get("ppv", 0.0)),
     "mean_mcc": lambda r: r["mean_mcc"]["mean"] if r.get("mean_mcc") else -2.0,
     "targets": lambda r: r["targets"],
 }
@@ -81,7 +114,8 @@ def snapshot_history(*, subset: Subset, definition: str) -> list[dict]:
         .order_by("computed_at", "pk")
         .values_list("pk", "computed_at", "report")
     ):
-        out.append({"pk": pk, "at": at, "ranks": {r["method"]: r["rank"] for r in report.get("methods", [])}})
+        ranks = {r["method"]: r["rank"] for r in report.get("methods", []) if is_ranked(r)}
+        out.append({"pk": pk, "at": at, "ranks": ranks})
     return out
 
 
@@ -160,6 +194,93 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
             snap = subset.rankings.filter(definition=definition).first()
             if snap is not None:
                 out.append(
-                    {"dataset": dataset, "subset": subset, "snapshot": snap, "rows": ranking_rows(snap)[:top]}
+                    {
+                        "dataset": dataset,
+                        "subset": subset,
+                        "snapshot": snap,
+                        "rows": ranked_rows(ranking_rows(snap))[:top],
+                        "common_targets": snap.report.get("common_targets_ranked"),
+                        "live": ranking_live(snap),
+                    }
                 )
     return out
+
+
+EXPORT_COLUMNS = (
+    "rank",
+    "ranked",
+    "method",
+    "wins",
+    "losses",
+    "draws",
+    "unknown",
+    "mcc_common",
+    "sensitivity_common",
+    "ppv_common",
+    "mcc_own_targets",
+    "targets_scored",
+    "targets_total",
+)
+
+
+def ranking_export(snapshot: RankingSnapshot) -> dict:
+    """A snapshot's ranking as plain data (the JSON download; the CSV has its ``methods``).
+
+    ``rank`` is null for a method that is not ranked (only "?" verdicts); ``*_common`` are pooled over the
+    common targets of the ranked methods (null for snapshots that predate them).
+    """
+    methods = []
+    for r in ranking_rows(snapshot):
+        common = r["common"] or {}
+        methods.append(
+            {
+                "rank": r["rank"] if r["ranked"] else None,
+                "ranked": r["ranked"],
+                "method": r["method"],
+                "wins": r["wins"],
+                "losses": r["losses"],
+                "draws": r["draws"],
+                "unknown": r["unknown"],
+                "mcc_common": common.get("mcc"),
+                "sensitivity_common": common.get("sensitivity"),
+                "ppv_common": common.get("ppv"),
+                "mcc_own_targets": r["mcc"],
+                "targets_scored": r["coverage"]["scored"],
+                "targets_total": r["coverage"]["total"],
+            }
+        )
+    methods.sort(key=lambda m: (not m["ranked"], m["rank"] or 0, m["method"]))
+    report = snapshot.report
+    return {
+        "snapshot": snapshot.pk,
+        "dataset": snapshot.dataset.slug,
+        "subset": snapshot.subset.slug,
+        "definition": snapshot.definition,
+        "computed_at": snapshot.computed_at.isoformat(),
+        "seed": snapshot.seed,
+        "inputs_hash": snapshot.inputs_hash,
+        "targets": snapshot.inputs.get("targets"),
+        "common_targets": report.get("common_targets_ranked"),
+        "methods": methods,
+        "verdicts": report.get("verdicts", {}),
+        "pair_common_targets": report.get("common_targets", {}),
+        "robustness_targets": report.get("robustness_targets"),
+        "robustness": report.get("robustness"),
+        "conventions": report.get("conventions", {}),
+    }
+
+
+def ranking_csv(snapshot: RankingSnapshot) -> str:
+    """The ranking table of a snapshot as CSV (:data:`EXPORT_COLUMNS`; empty cells for nulls)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(EXPORT_COLUMNS)
+    for m in ranking_export(snapshot)["methods"]:
+        w.writerow([_cell(m[c]) for c in EXPORT_COLUMNS])
+    return buf.getvalue()
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    return f"{value:.6f}" if isinstance(value, float) else str(value)

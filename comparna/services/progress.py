@@ -1,0 +1,190 @@
+"""Prediction progress with an ETA from measured throughput, and whether a ranking has settled.
+
+Every page that shows progress reads it here (home, rankings; others may import it).
+
+- **Throughput** is measured, not assumed: the predictions that finished in the last :data:`WINDOW_MINUTES`
+  minutes, per method and overall, divided by the time they were measured over (the window, or less when
+  the first of them started within it).
+- **ETA** = unfinished predictions / throughput. With nothing finished in the window there is no estimate
+  (stopped workers, or nothing running), and the page says so.
+- **Settled**: a ranking snapshot is *settled* when no prediction of an active method's current version on
+  the subset's targets is queued, running or awaiting an upload, and the snapshot's inputs are the current
+  ones (recomputing it now would give the same ranking). Until then it is *provisional*.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections import defaultdict
+
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.services.rankings import build_counts_table, inputs_hash
+from predictors.models import Method, Prediction
+
+WINDOW_MINUTES = 15
+UNFINISHED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
+
+SETTLED_DEFINITION = (
+    "Settled means: no prediction of an active method on this subset's targets is queued, running or "
+    "awaiting an upload, and this snapshot was computed from the current scores (recomputing it would give "
+    "the same ranking). Until then the ranking is provisional: ranks and scores can still change."
+)
+
+
+def eta_text(minutes: float | None) -> str:
+    """A rounded human duration: "under a minute", "12 min", "3 h 05 min", "2 d 4 h"."""
+    if minutes is None or math.isnan(minutes):
+        return "unknown"
+    if minutes < 1:
+        return "under a minute"
+    m = int(round(minutes))
+    if m < 60:
+        return f"{m} min"
+    h, m = divmod(m, 60)
+    if h < 48:
+        return f"{h} h {m:02d} min"
+    d, h = divmod(h, 24)
+    return f"{d} d {h} h"
+
+
+def _eta(pending: int, rate: float | None, now: dt.datetime) -> dict | None:
+    if pending == 0:
+        return {"minutes": 0.0, "text": "done", "at": now}
+    if not rate:
+        return None
+    minutes = pending / rate
+    return {"minutes": minutes, "text": eta_text(minutes), "at": now + dt.timedelta(minutes=minutes)}
+
+
+def prediction_progress(
+    *,
+    dataset: Dataset | None = None,
+    subset: Subset | None = None,
+    window_minutes: float = WINDOW_MINUTES,
+    now: dt.datetime | None = None,
+) -> dict:
+    """Predictions of public methods (on a dataset's or subset's targets, or all) by state, per method, with
+    the measured throughput and the ETA of the unfinished ones.
+
+    Returns ``{"total", "finished", "pending", "by_status", "recent", "window_minutes", "measured_minutes",
+    "rate_per_min", "eta", "methods": [{"method", "pk", "total", "finished", "pending", "ok", "failed",
+    "recent", "rate_per_min", "eta"}], "now"}``; ``eta`` is ``{"minutes", "text", "at"}`` or None (no
+    prediction finished in the window while some are unfinished).
+    """
+    now = now or timezone.now()
+    qs = Prediction.objects.filter(method_version__method__visibility=Method.Visibility.PUBLIC)
+    if dataset is not None:
+        qs = qs.filter(target__dataset=dataset)
+    if subset is not None:
+        qs = qs.filter(target__subsets=subset)
+    by_method: dict[tuple[str, int], dict[str, int]] = defaultdict(dict)
+    for name, pk, status, n in (
+        qs.values_list("method_version__method__name", "method_version__method_id", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    ):
+        by_method[(name, pk)][status] = n
+    since = now - dt.timedelta(minutes=window_minutes)
+    recent_qs = qs.filter(finished_at__gte=since, finished_at__lte=now).exclude(status__in=UNFINISHED)
+    recent = {
+        row["method_version__method__name"]: (row["n"], row["first"])
+        for row in recent_qs.values("method_version__method__name")
+        .annotate(n=Count("id"), first=Min("started_at"))
+        .order_by()
+    }
+
+    def rate(n: int, first: dt.datetime | None) -> tuple[float | None, float]:
+        span = window_minutes
+        if first is not None and first > since:
+            span = max((now - first).total_seconds() / 60.0, 1.0)
+        return (n / span if n else None), span
+
+    methods = []
+    by_status: dict[str, int] = defaultdict(int)
+    for (name, pk), counts in sorted(by_method.items(), key=lambda kv: kv[0][0].lower()):
+        for status, n in counts.items():
+            by_status[status] += n
+        total = sum(counts.values())
+        pending = sum(counts.get(s, 0) for s in UNFINISHED)
+        n_recent, first = recent.get(name, (0, None))
+        r, _ = rate(n_recent, first)
+        methods.append(
+            {
+                "method": name,
+                "pk": pk,
+                "total": total,
+                "finished": total - pending,
+                "pending": pending,
+                "ok": counts.get(Prediction.Status.OK, 0),
+                "failed": total - pending - counts.get(Prediction.Status.OK, 0),
+                "recent": n_recent,
+                "rate_per_min": r,
+                "eta": _eta(pending, r, now),
+            }
+        )
+    total = sum(by_status.values())
+    pending = sum(by_status.get(s, 0) for s in UNFINISHED)
+    n_recent = sum(n for n, _ in recent.values())
+    firsts = [f for _, f in recent.values() if f is not None]
+    overall_rate, span = rate(n_recent, min(firsts) if firsts else None)
+    return {
+        "total": total,
+        "finished": total - pending,
+        "pending": pending,
+        "percent": 100.0 * (total - pending) / total if total else 100.0,
+        "by_status": dict(by_status),
+        "recent": n_recent,
+        "window_minutes": window_minutes,
+        "measured_minutes": span,
+        "rate_per_min": overall_rate,
+        "eta": _eta(pending, overall_rate, now),
+        "methods": methods,
+        "now": now,
+    }
+
+
+def unfinished_of_active(*, subset: Subset) -> int:
+    """Queued, running or awaiting predictions of active public methods' current versions on ``subset``."""
+    return Prediction.objects.filter(
+        Q(method_version__is_current=True)
+        & Q(method_version__method__active=True)
+        & Q(method_version__method__visibility=Method.Visibility.PUBLIC),
+        target__subsets=subset,
+        status__in=UNFINISHED,
+    ).count()
+
+
+def ranking_state(snapshot: RankingSnapshot) -> dict:
+    """``{"settled": bool, "label": "settled" | "provisional", "reasons": [...], "pending": n}`` of a snapshot
+    (:data:`SETTLED_DEFINITION`)."""
+    reasons = []
+    pending = unfinished_of_active(subset=snapshot.subset)
+    if pending:
+        reasons.append(
+            f"{pending} prediction{'s' if pending != 1 else ''} of active methods still unfinished"
+        )
+    newest = (
+        RankingSnapshot.objects.filter(subset=snapshot.subset_id, definition=snapshot.definition)
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if newest != snapshot.pk:
+        reasons.append("a newer snapshot of this ranking exists")
+    elif not pending:
+        _, identity = build_counts_table(subset=snapshot.subset, definition=snapshot.definition)
+        if inputs_hash(identity, snapshot.seed) != snapshot.inputs_hash:
+            reasons.append(
+                "scores changed since this snapshot was computed (the next recomputation updates it)"
+            )
+    settled = not reasons
+    return {
+        "settled": settled,
+        "label": "settled" if settled else "provisional",
+        "reasons": reasons,
+        "pending": pending,
+        "definition": SETTLED_DEFINITION,
+    }
