@@ -73,7 +73,7 @@ def _module_summary(path: Path) -> str:
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
     except (OSError, SyntaxError, ValueError):
         return ""
-    return doc.strip().split("\n\n")[0].replace("\n", " ")
+    return doc.strip().split("\n\n")[0].replace("\n", " ").replace("``", "")
 
 
 def _wrapper_module(argv: tuple[str, ...]) -> str | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stack import REPO, production_stack
+from tests.e2e.stack import REPO, production_stack, wait_for
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
@@ -307,3 +307,78 @@ def test_admin_test_run_goes_through_a_worker_and_the_page_polls(live_site, page
                        "print(Method.objects.filter(name='BrowserFold').count())").stdout
     assert out.split()[-1] == "1"
     assert "run_test_task" in stack.services["worker-testrun"].tail(10**6)
+
+
+def test_submit_a_method_walkthrough_from_the_home_page(live_site, page):
+    """Issue 16 item 6 in Chromium: home → "Submit a method" → sign up → the e-mailed confirmation link →
+    (staff approval) → sign in → register a command method → the worker's test run, scored against the test
+    target's known reference → save → the queued development method with its success message and ETA."""
+    base, stack = live_site["url"], live_site["stack"]
+    if "worker-testrun" not in stack.services:
+        stack.start_worker("testrun")
+    visit(page, base + "/")
+    page.locator("header nav a", has_text="Submit a method").click()
+    page.wait_for_load_state("networkidle")
+    assert page.url == base + "/submit/"
+    assert page.locator("#placeholders code", has_text="{python}").count() == 1
+    assert page.locator("#wrappers code", has_text="predictors.programs.vienna_fold").count() >= 1
+    visit(page, page.url, shot="submit")
+    page.click("#submit-signup")
+    page.fill("#id_username", "wren")
+    page.fill("#id_email", "wren@lab.example")
+    page.fill("#id_password1", "a long passphrase 42")
+    page.fill("#id_password2", "a long passphrase 42")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#signup-done")
+    # the console e-mail backend writes the confirmation mail to gunicorn's log
+    path = wait_for(
+        lambda: re.findall(r"/account/confirm/[^\s/]+/", stack.services["gunicorn"].tail(10**6)),
+        timeout=30,
+        what="the confirmation e-mail",
+    )[-1]
+    visit(page, base + path)
+    assert page.locator("#confirmed").count() == 1
+    stack.manage(
+        "shell",
+        "-c",
+        "from comparna.owners.accounts import approve_owner; from comparna.owners.models import OwnerProfile; "
+        "assert approve_owner(profile=OwnerProfile.objects.get(user__username='wren'), by=None)",
+    )
+    visit(page, base + "/submit/")
+    page.click("#submit-login")
+    page.fill("#id_username", "wren")
+    page.fill("#id_password", "a long passphrase 42")
+    page.click("button[type=submit]")
+    page.wait_for_url(base + "/account/methods/new/")
+    chosen = page.locator("#id_test_target option:checked").inner_text()
+    assert "nt" in chosen  # a stored target with a known reference is the default test target
+    page.fill("#id_name", "WrenFold")
+    page.fill("#id_program", "wrenfold")
+    page.fill("#id_version", "0.1")
+    page.fill("#id_argv", "{python}\n-m\npredictors.programs.vienna_fold\n--mode\nmfe\n{fasta}")
+    page.click("input[name=_test]")
+    page.wait_for_selector("#test-score", timeout=60_000)
+    target_id = chosen.split(" · ")[0]
+    assert target_id in page.locator("#test-score-target").inner_text()
+    mcc = float(page.locator("#test-score td.mcc").first.inner_text())
+    f1 = float(page.locator("#test-score td.f1").first.inner_text())
+    assert -1 <= mcc <= 1 and 0 <= f1 <= 1
+    assert "reference (" in page.locator("#test-structure").inner_text()
+    assert page.locator("input[name=_save]").is_enabled()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "submit-test-run-scored.png"), full_page=True)
+    page.click("input[name=_save]")
+    page.wait_for_url(re.compile(r".*/account/methods/\d+/$"))
+    message = page.locator("ul.messages li").inner_text()
+    import requests
+
+    n_targets = requests.get(base + "/api/targets/", timeout=30).json()["count"]
+    assert re.match(
+        rf"WrenFold registered as a development method; {n_targets} predictions queued; "
+        r"(done within about .+ at the workers' recent rate \(.+\)|no estimate yet: .+)\.$",
+        message,
+    ), message
+    assert page.locator("#visibility").inner_text() == "development"
+    assert page.locator("#total").inner_text() == str(n_targets)
+    page.screenshot(path=str(SHOTS / "submit-saved.png"), full_page=True)
+    assert page.evaluate("window.__csp") == [] and page.errors == [], page.errors
