@@ -341,7 +341,8 @@ def test_submit_a_method_walkthrough_from_the_home_page(live_site, page):
     stack.manage(
         "shell",
         "-c",
-        "from comparna.owners.accounts import approve_owner; from comparna.owners.models import OwnerProfile; "
+        "from comparna.owners.accounts import approve_owner; "
+        "from comparna.owners.models import OwnerProfile; "
         "assert approve_owner(profile=OwnerProfile.objects.get(user__username='wren'), by=None)",
     )
     visit(page, base + "/submit/")
