@@ -6,35 +6,24 @@ started inside it). The queue is shared, and the order in which queued predictio
 scheduler's business, so the estimate is an upper bound: the owner's predictions are done at the latest
 when everything queued now is done, ``queued everywhere / rate``. With nothing finished in the window there
 is no estimate (workers stopped or idle), and the message says so rather than inventing one.
+
+The window and the wording of durations are those of :mod:`comparna.services.progress` (the public pages'
+progress); the rate here counts every method's predictions, development ones included, since the same
+workers run them all.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 
 from django.db.models import Min
 from django.utils import timezone
 
+from comparna.services.progress import WINDOW_MINUTES, eta_text
 from predictors.models import MethodVersion, Prediction
 
-WINDOW_MINUTES = 15
 #: Predictions the workers still have to run (uploads a web service owes are not the workers' work).
 QUEUED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
-
-
-def duration_text(minutes: float) -> str:
-    """A rounded duration: "under a minute", "12 min", "3 h 05 min", "2 d 4 h"."""
-    if math.isnan(minutes) or minutes < 1:
-        return "under a minute"
-    m = int(round(minutes))
-    if m < 60:
-        return f"{m} min"
-    h, m = divmod(m, 60)
-    if h < 48:
-        return f"{h} h {m:02d} min"
-    d, h = divmod(h, 24)
-    return f"{d} d {h} h"
 
 
 def recent_rate(*, now: dt.datetime | None = None, window_minutes: float = WINDOW_MINUTES) -> dict:
@@ -74,7 +63,7 @@ def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict
         return {"mine": mine, "queued_total": total, "rate": rate, "minutes": None, "text": text}
     minutes = total / rate["per_minute"]
     text = (
-        f"done within about {duration_text(minutes)} at the workers' recent rate "
+        f"done within about {eta_text(minutes)} at the workers' recent rate "
         f"({rate['per_minute']:.1f} predictions/min over the last {rate['minutes']:.0f} min; "
         f"{total} queued in all)"
     )
