@@ -3,7 +3,7 @@
 PostgreSQL, Redis, a ``predict`` and a ``default`` Celery worker, beat and gunicorn all read one
 ``COMPARNA_CLOCK`` running a few thousand times real time from Saturday 02:30 UTC, so the week — the wwPDB's
 Saturday file, predictions, the commitment at the deadline, Wednesday's release, the weekly PDB poll, links,
-scores and rankings — passes in about a minute and a half. The local wwPDB and RCSB stand-ins follow the same
+scores and rankings — passes in about a minute. The local wwPDB and RCSB stand-ins follow the same
 clock. Faults on the way: the file is late (last week's stays in place for hours, then a truncated one), an
 announced entry is withdrawn, a released chain is unusable, and an external method submits after the
 deadline (stored, marked late, never ranked). At the end a stored blind prediction is changed: verify_blind
@@ -31,12 +31,12 @@ from tests.support.local_wwpdb import LocalWwpdb
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
 
 UTC = dt.UTC
-START = dt.datetime(2024, 1, 6, 2, 30, tzinfo=UTC)  # Saturday, before the files appear (03:00)
-STARTUP_S = 25  # real seconds from starting the workers to the clock's START
-RATE = 5000  # simulated seconds per real second: Saturday 02:30 -> Wednesday 02:00 in ~68 s
+START = dt.datetime(2024, 1, 6, 2, 50, tzinfo=UTC)  # Saturday, before the files appear (03:00)
+OPENS = dt.datetime(2024, 1, 6, 3, 0, tzinfo=UTC)
+STARTUP_S = 8  # real seconds from starting the processes to the clock's START (a guess: see below)
+RATE = 6000  # simulated seconds per real second: Saturday 03:00 -> Wednesday 01:00 in ~56 s
 RELEASE = dt.date(2024, 1, 10)
-STALE_UNTIL = dt.datetime(2024, 1, 6, 7, 0, tzinfo=UTC)  # last week's file stays 4 h past 03:00
-TRUNCATED_UNTIL = dt.datetime(2024, 1, 6, 11, 0, tzinfo=UTC)  # then a file cut mid-line for 4 h
+FAULT_H = 5  # simulated hours of each fault: last week's file stays, then a truncated one
 METHODS = ("RNAfold-MFE", "LinearFold-V")
 ROWS = [
     ("9GID", "1", "1GID_1"),  # released with two copies: scored
@@ -99,13 +99,8 @@ def test_blind_week_under_beat_with_faults(mmcif_dir):
 
     with LocalRcsb(entries, clock=now) as rcsb, LocalWwpdb(clock=now) as wwpdb:
         rcsb.holdings["9WDR"] = ("UNRELEASED", "WDRN")
-        # fault: the file is late. Last week's files stay in place, then a truncated one, then the real one.
-        for name, text in ((pr.SEQUENCE_FILE, plain), (pr.CANONICAL_FILE, canonical)):
+        for name in (pr.SEQUENCE_FILE, pr.CANONICAL_FILE):  # last week's files: stale from 03:00 on
             wwpdb.publish(name, (SAMPLES / name).read_text(), at=last_week)
-            wwpdb.publish(name, text, at=TRUNCATED_UNTIL)
-        cut = plain.encode()[: len(plain.encode()) * 2 // 3]
-        wwpdb.publish(pr.SEQUENCE_FILE, cut, at=STALE_UNTIL)
-        wwpdb.publish(pr.CANONICAL_FILE, canonical, at=STALE_UNTIL)
 
         web_port = free_port()
         with production_stack(
@@ -129,25 +124,38 @@ def test_blind_week_under_beat_with_faults(mmcif_dir):
             stack.manage("poll_pdb", "--since", "2023-11-01", "--until", "2023-12-31", "--no-progress")
             tokens = json.loads(stack.manage("shell", "-c", OWNERS).stdout.strip().splitlines()[-1])
 
-            # the clock starts at START once every process is up (till then it reads Saturday before START)
-            origin = time.time() + STARTUP_S
+            # the clock reads START soon after the processes are started; they all read the same clock
+            begun = time.time()
+            origin = begun + STARTUP_S
             spec = f"{START:%Y-%m-%dT%H:%M:%S}Z@{origin:.3f}x{RATE}"
             stack.env["COMPARNA_CLOCK"] = spec
             clock[0] = parse_clock(spec).now
             workers = [stack.start_worker(q, concurrency=2) for q in ("predict", "default")]
             stack.start_beat()
             url = stack.start_web(web_port)
-            wait_for(lambda: all("ready." in w.tail(100000) for w in workers), timeout=STARTUP_S,
+            wait_for(lambda: all("ready." in w.tail(100000) for w in workers), timeout=60,
                      interval=0.2, what="the workers")
-            assert time.time() < origin, f"the stack took more than {STARTUP_S} s to start"
+            # fault: the file is late. The schedule starts from when the stack is up (its start time
+            # varies with the machine's load): last week's file stays FAULT_H more hours, then a file cut
+            # mid-line for FAULT_H hours, then the week's files.
+            ready = max(now(), OPENS)
+            took = time.time() - begun
+            assert ready < OPENS + dt.timedelta(hours=24), f"the stack took {took:.0f} s to start"
+            truncated_at, good_at = (ready + dt.timedelta(hours=FAULT_H * k) for k in (1, 2))
+            wwpdb.publish(pr.SEQUENCE_FILE, plain.encode()[: len(plain.encode()) * 2 // 3], at=truncated_at)
+            wwpdb.publish(pr.CANONICAL_FILE, canonical, at=truncated_at)
+            wwpdb.publish(pr.SEQUENCE_FILE, plain, at=good_at)
+            wwpdb.publish(pr.CANONICAL_FILE, canonical, at=good_at)
+            print(f"stack up in {time.time() - begun:.1f} s, clock at {now():%a %H:%M}")
             try:
-                run_week(stack, db, url, tokens, now, wwpdb)
+                run_week(stack, db, url, tokens, now, good_at)
             except (TimeoutError, AssertionError):
                 print(stack.logs())
                 raise
 
 
-def run_week(stack, db, url, tokens, now, wwpdb) -> None:
+def run_week(stack, db, url, tokens, now, good_at) -> None:
+    begun = time.time()
     week_sql = "select id, status from blind_blindweek where release_date = %s"
 
     # Saturday: beat polls; last week's file (stale), a truncated one (malformed), then the week's
@@ -160,7 +168,8 @@ def run_week(stack, db, url, tokens, now, wwpdb) -> None:
     assert "stale" in outcomes and "malformed" in outcomes, outcomes
     imported_at = one(db, "select imported_at from blind_blindweek where id = %s", week_id)
     # (imported_at is the clock when the attempt began: a few simulated minutes before the fetch)
-    assert imported_at >= TRUNCATED_UNTIL - dt.timedelta(minutes=30)
+    assert imported_at >= good_at - dt.timedelta(minutes=30)
+    print(f"imported after {time.time() - begun:.1f} s at {imported_at:%a %H:%M}: {outcomes}")
     blind = dict(rows(db, "select b.pdb_id, b.target_id from blind_blindtarget b where b.week_id = %s",
                       week_id))
     assert sorted(blind) == ["9BTK", "9GID", "9QLN", "9WDR"]
@@ -193,6 +202,7 @@ def run_week(stack, db, url, tokens, now, wwpdb) -> None:
         db, "select committed_at, deadline, release_at, commitment_sha256 from blind_blindweek where id = %s",
         week_id)[0]
     assert deadline <= committed_at < release_at  # committed before the release: blind
+    print(f"committed after {time.time() - begun:.1f} s at {committed_at:%a %H:%M}")
     # fault: a method late — an owner submits after the deadline (stored, frozen late, never ranked)
     carol = {"Authorization": f"Token {tokens['carol']}"}
     late = requests.post(f"{url}/api/blind/predictions/", headers=carol, timeout=30,
@@ -217,6 +227,7 @@ def run_week(stack, db, url, tokens, now, wwpdb) -> None:
                  what="the week's blind rankings")
     except TimeoutError:
         pytest.fail(f"clock at {now()}")
+    print(f"scored and ranked after {time.time() - begun:.1f} s, clock at {now():%a %H:%M}")
     states = {p: (s, r) for p, s, r in rows(db, "select pdb_id, state, reason from blind_blindtarget")}
     assert states["9GID"][0] == states["9BTK"][0] == "scored"
     assert states["9QLN"][0] == "closed" and "backbone breaks" in states["9QLN"][1]
