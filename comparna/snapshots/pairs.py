@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from comparna.models import Dataset, ReferenceStructure, Score, Subset, Target
+from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_dot_bracket
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
 from comparna.rna.structure import StructureFormatError
-from predictors.models import Method
+from comparna.services.ranking_scope import scored_targets
+from predictors.models import Method, MethodVersion
 
 #: Per method: the prediction's outcome, then these numbers of its score row (what its MCC is made of).
 PAIR_NUMBERS = (*ENGINE_COUNTS, "mcc")
@@ -24,16 +25,38 @@ def _dbn(length: int, pairs: str) -> str:
 
 
 def pair_csv_rows(
-    *, dataset: Dataset, method_a: Method, method_b: Method, subset: Subset | None = None
+    *,
+    dataset: Dataset,
+    method_a: Method,
+    method_b: Method,
+    subset: Subset | None = None,
+    ranking: RankingSnapshot | None = None,
 ) -> Iterator[list]:
     """CSV rows (header first) comparing two methods' current versions on ``dataset`` (or one subset).
 
     One row per common target and pair definition: targets where both methods have counts under that
     definition (the pairwise set of the rankings), with the reference and both predictions as canonical pair
     text and dot-bracket (empty when the structure has multiplets), and both methods' counts.
+
+    With ``ranking`` (a ranking snapshot that stores its scored target sets), the rows are that snapshot's:
+    its subset and definition, the method versions it ranked, the targets both had scored when it was
+    computed — the common targets of its matrix.
     """
     va, vb = method_a.current_version, method_b.current_version
     definitions = subset.definitions() if subset is not None else list(dataset.definitions)
+    kept: dict[int, set[str]] | None = None
+    if ranking is not None:
+        subset, definitions = ranking.subset, [ranking.definition]
+        fingerprints = ranking.inputs.get("methods", {})
+        va, vb = (
+            MethodVersion.objects.filter(method=m, fingerprint=fingerprints.get(m.name, "")).first()
+            for m in (method_a, method_b)
+        )
+        if va is not None and vb is not None:
+            kept = {
+                v.pk: scored_targets(ranking.report, m.name) or set()
+                for v, m in ((va, method_a), (vb, method_b))
+            }
     header = ["target", "length", "definition", "sequence", "reference_pairs", "reference_dot_bracket"]
     for label in ("a", "b"):
         header += [f"{label}_{c}" for c in PAIR_COLUMNS_PER_METHOD]
@@ -60,6 +83,8 @@ def pair_csv_rows(
     common = [k for k, v in scores.items() if va.pk in v and vb.pk in v]
     target_ids = sorted({t for t, _ in common})
     targets = {t.pk: t for t in Target.objects.filter(pk__in=target_ids)}
+    if kept is not None:
+        common = [k for k in common if all(targets[k[0]].source_id in kept[v.pk] for v in (va, vb))]
     refs = {
         (r.target_id, r.definition): r.pairs
         for r in ReferenceStructure.objects.filter(target_id__in=target_ids, definition__in=definitions)

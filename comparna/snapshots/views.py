@@ -11,8 +11,8 @@ from django.utils.http import http_date
 from django.views import View
 from django.views.generic import TemplateView
 
-from comparna.models import Dataset, Subset
-from comparna.params import MAX_ID_DIGITS
+from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.params import MAX_ID_DIGITS, ascii_int
 from comparna.snapshots.lifecycle import snapshot_path
 from comparna.snapshots.models import DatasetSnapshot
 from comparna.snapshots.pairs import pair_csv_rows
@@ -196,11 +196,19 @@ class SnapshotPairDownloadView(View):
         subset = None
         if request.GET.get("subset"):
             subset = get_object_or_404(Subset, dataset=ds, slug=request.GET["subset"])
+        ranking = None
+        if request.GET.get("ranking"):
+            pk = ascii_int(request.GET["ranking"])
+            ranking = get_object_or_404(RankingSnapshot, pk=pk, dataset=ds) if pk is not None else None
+            if ranking is None or "target_sources" not in ranking.report:
+                raise Http404("that ranking snapshot does not store its target sets")
+            subset = ranking.subset
         writer = csv.writer(_Echo(), lineterminator="\n")
-        rows = pair_csv_rows(dataset=ds, method_a=a, method_b=b, subset=subset)
+        rows = pair_csv_rows(dataset=ds, method_a=a, method_b=b, subset=subset, ranking=ranking)
         response = StreamingHttpResponse((writer.writerow(r) for r in rows), content_type="text/csv")
         safe = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", x) for x in (ds.slug, a.name, "vs", b.name))
         if subset is not None:
             safe += f"-{subset.slug}"
+        safe += f"-ranking{ranking.pk}" if ranking is not None else "-live"
         response["Content-Disposition"] = f'attachment; filename="{safe}.csv"'
         return response

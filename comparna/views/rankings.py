@@ -15,7 +15,7 @@ from django.views.generic import TemplateView
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import ascii_int
-from comparna.services.pages.common import cache_get, cached
+from comparna.services.pages.common import cache_get, cached, method_directory
 from comparna.services.pages.comparison import compare_methods, comparison_csv
 from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.rankings import (
@@ -286,7 +286,14 @@ class MethodComparisonView(TemplateView):
         if a.pk == b.pk:
             raise Http404("compare two different methods")
         comp = compare_methods(snapshot=snap, a=a, b=b)
+        directory = method_directory()
+        names = [r["method"] for r in snap.report.get("methods", [])]
+        picker = [(n, directory[n]["pk"]) for n in names if n in directory]
+        for m in (a, b):
+            if m.name not in names:
+                picker.append((m.name, m.pk))
         ctx.update(
+            picker=picker,
             dataset=snap.dataset,
             subset=snap.subset,
             definition=snap.definition,

@@ -102,7 +102,7 @@ def test_comparison_page_states_the_boundary_for_pdb(client, settings):
     assert 'id="sequential"' in page and 'id="sequential-verdict"' in page
     assert 'id="sequential-method"' in page and "Brien-Fleming" in page
     assert 'id="unadjusted-verdict"' in page
-    assert "The comparison verdict above is the group-sequential one" in page
+    assert "The paired verdict above is the group-sequential one" in page
     assert snap.inputs["targets"] == 12
     # stored with the snapshot for every pair (the API serves it), and the clustered figures beside
     stored = snap.report["sequential"]["Alpha"]["Beta"]

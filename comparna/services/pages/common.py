@@ -90,6 +90,11 @@ def current_scores(
         qs = qs.filter(prediction__target__dataset=dataset)
     if methods is not None:
         qs = qs.filter(prediction__method_version__method__name__in=list(methods))
+    return target_scores(qs)
+
+
+def target_scores(qs) -> list[TargetScore]:
+    """:class:`TargetScore` rows of a ``Score`` queryset, by target source id."""
     rows = qs.values_list(
         "prediction__method_version__method__name",
         "prediction__target_id",

@@ -9,8 +9,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
+from django.db.models import Q
 
-from comparna.models import RankingSnapshot, Subset
+from comparna.models import RankingSnapshot, Score
 from comparna.rna import statistics
 from comparna.rna.clustered import pooled_mcc_difference
 from comparna.rna.metric_registry import pooled_scores
@@ -27,8 +28,10 @@ from comparna.services.pages.common import (
     ci_dict,
     current_scores,
     length_bin,
+    target_scores,
 )
 from comparna.services.pages.figures import comparison_scatter_figure
+from comparna.services.ranking_scope import scored_targets
 from comparna.services.uncertainty import (
     cluster_labels,
     is_sequential,
@@ -63,20 +66,29 @@ class Comparison:
     scatter_json: str | None = None
     notes: list[str] = field(default_factory=list)
     equivalence: dict | None = None
+    #: "snapshot": the snapshot's targets and method versions; "live": current scores (older snapshots)
+    source: str = "live"
+    #: targets each method ("a", "b") scored in the data compared (for the empty state)
+    scored: dict = field(default_factory=dict)
+    #: the one verdict of the page: CompaRNA's ("+", "-", "=", "?") and why it may differ from the snapshot
+    verdict: str = "?"
+    verdict_note: str | None = None
 
 
-def pair_test(*, subset: Subset, definition: str, a: str, b: str, seed: int) -> dict:
-    """The ranking engine's test for one pair on current scores, with the snapshot's seed.
+def pair_test(*, targets: list[str], scores: list[TargetScore], a: str, b: str, seed: int) -> dict:
+    """The ranking engine's test for one pair, with the snapshot's seed.
 
-    Builds the two-method counts table over all the subset's targets in the engine's order (method names
-    sorted, targets by source id), so the replicate draws are those the nightly ranking makes for this pair.
+    Builds the two-method counts table over ``targets`` (the subset's, by source id: the engine's order) from
+    ``scores`` (the two methods' scores of the data compared), method names sorted as the engine sorts them,
+    so the replicate draws are those the ranking made for this pair.
     """
     names = sorted([a, b])
-    targets = list(subset.targets.order_by("source_id").values_list("source_id", flat=True))
     t_ix = {sid: k for k, sid in enumerate(targets)}
     counts = np.zeros((2, len(targets), len(ENGINE_COUNTS)), dtype=np.int64)
     present = np.zeros((2, len(targets)), dtype=bool)
-    for s in current_scores(definition=definition, subset=subset, methods=names):
+    for s in scores:
+        if s.method not in names or s.source_id not in t_ix:
+            continue
         m = names.index(s.method)
         k = t_ix[s.source_id]
         counts[m, k] = [s.counts[f] for f in ENGINE_COUNTS]
@@ -115,9 +127,8 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
     """Pooled counts, the engine's test, paired statistics and per-family / per-length CIs of two methods."""
 
     def compute() -> Comparison:
-        scores = current_scores(
-            definition=snapshot.definition, subset=snapshot.subset, methods=[a.name, b.name]
-        )
+        scores, targets, source = comparison_scores(snapshot, a.name, b.name)
+        scored = {"a": sum(s.method == a.name for s in scores), "b": sum(s.method == b.name for s in scores)}
         by_target: dict[int, dict[str, TargetScore]] = defaultdict(dict)
         for s in scores:
             by_target[s.target_id][s.method] = s
@@ -207,10 +218,19 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
             seed=seed,
             order=[label for _, _, label in LENGTH_BINS],
         )
-        test = pair_test(
-            subset=snapshot.subset, definition=snapshot.definition, a=a.name, b=b.name, seed=seed
-        )
+        test = pair_test(targets=targets, scores=scores, a=a.name, b=b.name, seed=seed)
         verdict = snapshot.report.get("verdicts", {}).get(a.name, {}).get(b.name)
+        primary, primary_note = test["verdict"], None
+        if source == "snapshot" and verdict is not None and verdict != test["verdict"]:
+            # the snapshot's verdict is the one published; recomputing on its targets differs only when the
+            # scores of its method versions were re-scored since
+            primary = verdict
+            primary_note = (
+                f"recomputed on the same targets the test now gives “{test['verdict']}”: "
+                "these method versions were re-scored after the snapshot"
+            )
+        elif source == "live" and verdict is not None and verdict != test["verdict"]:
+            primary_note = f"the published snapshot #{snapshot.pk} says “{verdict}” (computed on other data)"
         equivalence = None
         if rows:
             fields = ("tp", "fn", "fp", "fp_compatible", "tn")
@@ -220,11 +240,49 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
         comp = Comparison(
             sides[0], sides[1], len(rows), rows, verdict, test, paired, by_family, by_length, notes=notes,
             equivalence=equivalence,
+            source=source,
+            scored=scored,
+            verdict=primary,
+            verdict_note=primary_note,
         )
         comp.scatter_json = comparison_scatter_figure(comp.rows, (comp.a.name, comp.b.name))
         return comp
 
     return cached(f"compare:{snapshot.pk}:{a.pk}:{b.pk}", compute, timeout=600)
+
+
+def comparison_scores(
+    snapshot: RankingSnapshot, a: str, b: str
+) -> tuple[list[TargetScore], list[str], str]:
+    """The two methods' scores to compare, the targets in the engine's order, and where they come from.
+
+    A snapshot that stores its scored target sets (:mod:`comparna.services.ranking_scope`) gives the
+    ``"snapshot"`` data: the scores of the method versions it ranked, on the targets each had scored when
+    it was computed — so the common targets are those of its matrix. An older snapshot gives ``"live"``
+    data: the current versions' current scores.
+    """
+    report = snapshot.report
+    if report.get("target_sources") is None:
+        scores = current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=[a, b])
+        targets = list(snapshot.subset.targets.order_by("source_id").values_list("source_id", flat=True))
+        return scores, targets, "live"
+    fingerprints = snapshot.inputs.get("methods", {})
+    wanted = Q(pk__in=[])
+    for name in (a, b):
+        if name in fingerprints:
+            wanted |= Q(
+                prediction__method_version__method__name=name,
+                prediction__method_version__fingerprint=fingerprints[name],
+            )
+    qs = Score.objects.filter(
+        wanted,
+        definition=snapshot.definition,
+        prediction__target__subsets=snapshot.subset,
+        prediction__method_version__method__visibility=Method.Visibility.PUBLIC,
+    )
+    kept = {name: scored_targets(report, name) or set() for name in (a, b)}
+    scores = [s for s in target_scores(qs) if s.source_id in kept[s.method]]
+    return scores, list(report["target_sources"]), "snapshot"
 
 
 def _grouped_cis(rows: list[dict], *, key, seed: int, order: list[str] | None = None) -> list[dict]:

@@ -1,0 +1,106 @@
+"""A comparison page names a ranking snapshot, so it uses that snapshot's data (its common targets, method
+versions and verdict), as do its CSV and the pair download — or it says "live". One verdict per page; the
+other statistics are labelled secondary; no common target gives an empty state, not a table of zeros."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+from django.urls import reverse
+
+from comparna.models import RankingSnapshot
+from predictors.models import Method
+from tests.web_data import site_fixture  # noqa: F401 - registers the module-scoped `site` fixture
+
+pytestmark = pytest.mark.django_db
+
+ARGS = ["rnastrand", "all", "extended"]
+
+
+def snapshots():
+    return list(
+        RankingSnapshot.objects.filter(
+            dataset__slug="rnastrand", subset__slug="all", definition="extended"
+        ).order_by("computed_at", "pk")
+    )
+
+
+def matrix_cell(client, snap, a: Method, b: Method) -> int:
+    """The common-target count of the lower triangle of the snapshot's matrix page for (a, b)."""
+    page = client.get(reverse("ranking-matrix", args=ARGS) + f"?snapshot={snap.pk}").content.decode()
+    names = [m["method"] for m in snap.report["methods"]]
+    first, second = (a, b) if names.index(a.name) > names.index(b.name) else (b, a)
+    link = reverse("method-comparison", args=[*ARGS, first.pk, second.pk])
+    return int(re.search(re.escape(link) + r'\?snapshot=\d+" title="[^"]*">([^<]*)</a>', page).group(1))
+
+
+def test_an_older_snapshot_comparison_uses_its_own_common_targets(client, site):
+    oldest, newest = snapshots()[0], snapshots()[-1]
+    good, mid = Method.objects.get(name="GoodFold"), Method.objects.get(name="MidFold")
+    url = reverse("method-comparison", args=[*ARGS, good.pk, mid.pk])
+    old_n = oldest.report["common_targets"]["GoodFold"]["MidFold"]
+    new_n = newest.report["common_targets"]["GoodFold"]["MidFold"]
+    assert old_n < new_n  # the first round predicted 60 % of the targets: the numbers must differ
+    for snap, n in ((oldest, old_n), (newest, new_n)):
+        page = client.get(url + f"?snapshot={snap.pk}").content.decode()
+        assert 'data-source="snapshot"' in page
+        assert (
+            re.search(r'id="n-common">(\d+)<', page).group(1)
+            == str(n)
+            == str(matrix_cell(client, snap, good, mid))
+        )
+        assert len(re.findall(r"<tr><td><a href=\"/targets/", page)) == n  # the per-target rows
+        # the one verdict is the snapshot's, with no competing headline verdict
+        verdict = re.search(r'id="test-verdict">([^<]+)<', page).group(1).replace("−", "-")
+        assert verdict == snap.report["verdicts"]["GoodFold"]["MidFold"] and 'id="verdict-note"' not in page
+        assert page.count('class="verdict"') == 1
+        assert (
+            page.index('id="test-verdict"') < page.index('id="secondary"') < page.index('id="paired-verdict"')
+        )
+        assert "Paired verdict (Xu et al.)" in page and "do <strong>not</strong> change the verdict" in page
+        # its CSV and the pair download carry the same targets
+        rows = list(
+            csv.DictReader(io.StringIO(client.get(url + f"data.csv?snapshot={snap.pk}").content.decode()))
+        )
+        assert len(rows) == n
+        pair = client.get(
+            reverse("snapshots:pair-download", args=["rnastrand", "GoodFold", "MidFold"])
+            + f"?subset=all&ranking={snap.pk}"
+        )
+        assert pair.status_code == 200 and f"-ranking{snap.pk}.csv" in pair["Content-Disposition"]
+        body = list(csv.DictReader(io.StringIO(b"".join(pair.streaming_content).decode())))
+        assert sorted(r["target"] for r in body) == sorted(r["target"] for r in rows)
+    # without ranking=, the pair download is the live data and says so in its name
+    live = client.get(
+        reverse("snapshots:pair-download", args=["rnastrand", "GoodFold", "MidFold"]) + "?subset=all"
+    )
+    assert "-live.csv" in live["Content-Disposition"]
+
+
+def test_no_common_target_is_an_empty_state_and_old_snapshots_say_live(client, site):
+    oldest = snapshots()[0]
+    good, new = Method.objects.get(name="GoodFold"), Method.objects.get(name="NewFold")
+    assert "NewFold" not in oldest.report["common_targets"]  # registered after the first snapshot
+    url = reverse("method-comparison", args=[*ARGS, good.pk, new.pk]) + f"?snapshot={oldest.pk}"
+    page = client.get(url).content.decode()
+    assert 'id="empty-state"' in page and 'id="n-common">0<' in page
+    assert "NewFold scored 0." in page
+    assert (
+        'id="pooled-counts"' not in page and 'id="test-verdict"' not in page and 'id="per-target"' not in page
+    )
+    # a snapshot from before stored target sets: the page uses current scores and says "live"
+    newest = snapshots()[-1]
+    report = {k: v for k, v in newest.report.items() if k not in ("target_sources", "scored")}
+    RankingSnapshot.objects.filter(pk=newest.pk).update(report=report)
+    from django.core.cache import cache
+
+    cache.clear()
+    mid = Method.objects.get(name="MidFold")
+    page = client.get(
+        reverse("method-comparison", args=[*ARGS, good.pk, mid.pk]) + f"?snapshot={newest.pk}"
+    ).content.decode()
+    assert 'data-source="live"' in page and "Live data" in page and "CSV, live" in page
+    cache.clear()
