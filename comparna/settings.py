@@ -236,6 +236,10 @@ TEST_RUN_TIME_LIMIT_S = min(float(os.environ.get("COMPARNA_TEST_RUN_LIMIT_S", "6
 TEST_RUN_EXPIRE_S = float(os.environ.get("COMPARNA_TEST_RUN_EXPIRE_S", "900"))
 # Queued predictions older than this are sent to the broker again (a lost message after a broker restart).
 PREDICTION_RESEND_AFTER_S = float(os.environ.get("COMPARNA_RESEND_AFTER_S", str(6 * 3600)))
+# Batched predictions (predictors.execution): the time a batch may hold a worker (no target starts after it)
+# and the most targets it takes.
+PREDICTION_BATCH_S = float(os.environ.get("COMPARNA_BATCH_S", "60"))
+PREDICTION_BATCH_MAX = max(1, int(os.environ.get("COMPARNA_BATCH_MAX", "200")))
 
 # --- PDB ingest ------------------------------------------------------------------------------------
 RCSB_SEARCH_URL = os.environ.get("COMPARNA_RCSB_SEARCH_URL", "https://search.rcsb.org/rcsbsearch/v2/query")

@@ -1,4 +1,4 @@
-"""Predictor services: catalogue sync, queueing, and executing one prediction through the runner."""
+"""Predictor services: catalogue sync, queueing, and the sweep (execution: :mod:`predictors.execution`)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ from django.utils import timezone
 
 from comparna import pipeline
 from comparna.models import Target
-from comparna.rna.canonical import structure_to_text
-from comparna.services.scoring import score_prediction
-from predictors import webservices
-from predictors.core.runners import RunResult, run_prediction
-from predictors.core.spec import PredictorSpec
-from predictors.core.workspace import process_token, token_alive
+from predictors.execution import (  # noqa: F401 - execution names re-exported for existing callers
+    InfrastructureError,
+    execute_prediction,
+    json_ready,
+    spec_from_version,
+    store_result,
+    worker_known_dead,
+)
 from predictors.models import Method, MethodVersion, Prediction
 
 log = logging.getLogger(__name__)
@@ -32,24 +34,8 @@ FINAL_STATES = {
 }
 
 
-class InfrastructureError(RuntimeError):
-    """The runner itself failed (not the predictor): the task retries with backoff."""
-
-
 def spec_to_json(spec) -> dict:
     return json_ready(spec.as_dict())
-
-
-def json_ready(value):
-    if isinstance(value, dict):
-        return {k: json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    return value
-
-
-def spec_from_version(version: MethodVersion) -> PredictorSpec:
-    return PredictorSpec.from_dict(version.spec)
 
 
 @transaction.atomic
@@ -180,96 +166,6 @@ def queue_unpredicted_targets(*, limit: int = 2000) -> int:
     unpredicted = Target.objects.filter(predictions__isnull=True).order_by("pk")
     ids = list(unpredicted.values_list("pk", flat=True)[:limit])
     return queue_predictions_on(target_ids=ids) if ids else 0
-
-
-def worker_known_dead(token: str) -> bool:
-    """True only when the process recorded as running a prediction is certainly gone (same host)."""
-    return bool(token) and token_alive(token) is False
-
-
-def execute_prediction(*, prediction_id: int) -> Prediction:
-    """Run one queued prediction through the runner and store exactly one final outcome.
-
-    A prediction already in a final state is returned untouched, so a re-delivered task is harmless. A
-    running one is left to its worker unless that worker is known dead (e.g. a pool child killed with
-    SIGKILL, whose message the broker delivers again): then this call takes it over at once.
-    Raises InfrastructureError when the runner could not run the program at all (retried by the task).
-    """
-    with transaction.atomic():
-        prediction = (
-            Prediction.objects.select_for_update()
-            .select_related("method_version", "target")
-            .get(pk=prediction_id)
-        )
-        previous = prediction.worker
-        if not prediction.method_version.runnable:
-            # Imported from a snapshot (e.g. an archived "queued" row re-sent by the sweep): never run.
-            log.warning("prediction %s: method version imported from a snapshot is not run", prediction.pk)
-            return prediction
-        if prediction.status == Prediction.Status.RUNNING and worker_known_dead(previous):
-            log.warning("prediction %s: worker %s died while running it; taken over", prediction.pk, previous)
-        elif prediction.status != Prediction.Status.QUEUED:
-            # Final: a re-delivered message. Running: another worker has it, or it died with it on
-            # another host, in which case the sweep (requeue_stuck_predictions) puts it back after its limit.
-            return prediction
-        spec = spec_from_version(prediction.method_version)
-        delay = webservices.throttle_delay(prediction, spec)  # web services: the owner's limits
-        if delay:
-            webservices.defer(prediction, delay)
-            return prediction
-        prediction.status = Prediction.Status.RUNNING
-        prediction.attempts += 1
-        prediction.started_at = timezone.now()
-        prediction.worker = process_token()
-        prediction.save(update_fields=["status", "attempts", "started_at", "worker"])
-
-    try:
-        alignment = None
-        if spec.comparative_input:
-            comparative = (
-                prediction.target.comparative_inputs.filter(kind=spec.comparative_input)
-                .order_by("-created_at")
-                .first()
-            )
-            if comparative is None:
-                raise InfrastructureError(f"{prediction.target} has no ({spec.comparative_input}) input")
-            alignment = comparative.job_alignment()
-        runner = webservices.runner_for(prediction, spec) if spec.kind == "web" else None
-        result = run_prediction(spec, prediction.target.sequence, alignment=alignment, runner=runner)
-        if result.status == Prediction.Status.INFRASTRUCTURE_ERROR:
-            raise InfrastructureError(result.message)
-        return store_result(prediction=prediction, result=result)
-    except BaseException as exc:
-        # Not left "running" by a live worker: back to queued for the retry (or the sweep).
-        Prediction.objects.filter(pk=prediction.pk, status=Prediction.Status.RUNNING).update(
-            status=Prediction.Status.QUEUED, error=str(exc)[-2000:], worker=""
-        )
-        raise
-
-
-@transaction.atomic
-def store_result(*, prediction: Prediction, result: RunResult) -> Prediction:
-    """Store the run's outcome and, for an ``ok`` run, its scores, in one transaction."""
-    if Prediction.objects.select_for_update().filter(pk=prediction.pk, uploaded=True).exists():
-        # the owner uploaded the structure while their service was being asked: the upload stands
-        return Prediction.objects.get(pk=prediction.pk)
-    prediction.status = result.status
-    prediction.pairs = structure_to_text(result.structure) if result.structure is not None else ""
-    prediction.probabilities = [list(p) for p in result.probabilities] if result.probabilities else None
-    prediction.runtime_s = result.runtime_s
-    prediction.exit_code = result.exit_code
-    prediction.error = (result.message or "")[-4000:]
-    prediction.stderr_tail = (result.stderr_tail or "")[-4000:]
-    prediction.runner = result.runner
-    prediction.limits = json_ready(result.limits or {})
-    if result.status == Prediction.Status.AWAITING:
-        # accepted by a web service: the structure comes by upload within the window (predictors.uploads)
-        prediction.awaiting_until = webservices.awaiting_until(spec_from_version(prediction.method_version))
-    else:
-        prediction.finished_at = timezone.now()
-    prediction.save()
-    score_prediction(prediction=prediction)
-    return prediction
 
 
 def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | None = None) -> dict[str, int]:

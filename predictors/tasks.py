@@ -7,9 +7,8 @@ import logging
 from celery import shared_task
 from celery.signals import worker_process_init, worker_ready
 
+from predictors.execution import InfrastructureError, execute_prediction
 from predictors.services import (
-    InfrastructureError,
-    execute_prediction,
     queue_predictions_on,
     queue_unpredicted_targets,
     requeue_stuck_predictions,

@@ -54,7 +54,8 @@ class Program:
         The command itself when there is no wrapper module (the variant's arguments and ``{fasta}``
         follow it).
     defaults : dict
-        :class:`PredictorSpec` fields shared by the variants (limits, output format, flags).
+        :class:`PredictorSpec` fields shared by the variants (limits, output format, flags, the declared
+        ``complexity``). Variants of a wrapper module can ``batch`` unless they say otherwise.
     """
 
     program: str
@@ -90,6 +91,9 @@ class Program:
         add to the program's citation and training data; other keywords are :class:`PredictorSpec`
         fields overriding :attr:`defaults`."""
         values = {**self.defaults, **fields}
+        if self.module is not None and argv is None:
+            # our own wrapper: many targets may run in one warm process (predictors.core.batch)
+            values.setdefault("batch", True)
         return PredictorSpec(
             name=name,
             program=self.program,

@@ -25,7 +25,7 @@ _ETERNA_CITE = (
     "Wayment-Steele HK et al. RNA secondary structure packages evaluated and improved by "
     "high-throughput experiments. Nat Methods 19:1234-1242 (2022)"
 )
-_LIMITS = {"max_length": 10000, "time_limit_s": 300, "memory_limit_mb": 4096}
+_LIMITS = {"max_length": 10000, "time_limit_s": 300, "memory_limit_mb": 4096, "complexity": "n"}
 
 LINEARFOLD_V = Program(
     program="predictors.programs.linearfold_fold (LinearFold module)",

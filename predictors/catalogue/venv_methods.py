@@ -79,6 +79,9 @@ def venv_variants() -> tuple[PredictorSpec, ...]:
                 max_length=EFOLD_MAX_LENGTH,
                 time_limit_s=EFOLD_TIME_LIMIT,
                 memory_limit_mb=8192,
+                # Not batched: its memory use near the limit (see above) is not known to be returned between
+                # targets, so a later target of a batch could fail for an earlier one's memory.
+                batch=False,
                 description="Deep-learning pair scores (Evoformer-inspired model, weights shipped in the "
                 "wheel) post-processed into base pairs, pseudoknots included; CPU, one thread.",
             )

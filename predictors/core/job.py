@@ -104,3 +104,26 @@ class Runner(Protocol):
 def bounded(text: str, n: int) -> str:
     """``text`` cut to at most ``n`` characters, saying how much was left out."""
     return text if len(text) <= n else text[: n - 20] + f" ... [{len(text) - n + 20} more characters]"
+
+
+def check_sequence(sequence: str) -> str:
+    """The sequence without whitespace; ``ValueError`` when empty or holding anything but letters."""
+    seq = "".join(sequence.split())
+    if not seq:
+        raise ValueError("empty sequence")
+    # Letters only: the sequence may be an argv element, and must never look like an option or a path.
+    if not seq.isascii() or not seq.isalpha():
+        bad = next(c for c in seq if not (c.isascii() and c.isalpha()))
+        raise ValueError(f"sequence contains {bad!r}; only letters are allowed")
+    return seq
+
+
+def too_long_result(spec: PredictorSpec, runner_name: str, length: int) -> RunResult:
+    return RunResult(
+        status="too_long",
+        runner=runner_name,
+        predictor=spec.name,
+        fingerprint=spec.fingerprint(),
+        limits={"max_length": spec.max_length},
+        message=f"sequence length {length} exceeds the limit of {spec.max_length}",
+    )

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -169,19 +170,32 @@ class ProcessRunner:
         ex = self._execute(spec, job)
         return self._finish(spec, job, ex)
 
-    def _execute(self, spec: PredictorSpec, job: Job) -> Execution:
+    def _execute(
+        self,
+        spec: PredictorSpec,
+        job: Job,
+        *,
+        inner: list[str] | None = None,
+        watch: Callable[[subprocess.Popen], bool] | None = None,
+        cpu_s: int | None = None,
+        read_output: bool = True,
+    ) -> Execution:
+        """Run the program once under the limits. A batch launch (:mod:`predictors.core.batch`) passes its
+        own ``inner`` argv, a ``watch`` that waits for the process and says whether a time limit was
+        exceeded, the CPU-time limit of the whole launch, and reads the outputs itself."""
         mount = self._mount(job)
-        inner = format_argv(
-            spec,
-            sequence=job.sequence,
-            workdir=mount,
-            fasta=f"{mount}/{job.fasta}",
-            alignment=f"{mount}/{job.alignment}" if job.alignment else None,
-            python=self._python(),
-        )
+        if inner is None:
+            inner = format_argv(
+                spec,
+                sequence=job.sequence,
+                workdir=mount,
+                fasta=f"{mount}/{job.fasta}",
+                alignment=f"{mount}/{job.alignment}" if job.alignment else None,
+                python=self._python(),
+            )
         ex = Execution()
         out_cap = self.output_limit_mb * 2**20
-        cpu = int(spec.time_limit_s) + 2
+        cpu = int(spec.time_limit_s) + 2 if cpu_s is None else cpu_s
         mem = spec.memory_limit_mb * 2**20
         drop_to = self._drop_to()
         uid = drop_to[0] if drop_to else os.getuid()
@@ -260,7 +274,10 @@ class ProcessRunner:
                     os.close(fd)
                 fds = []
                 try:
-                    proc.wait(timeout=spec.time_limit_s)
+                    if watch is not None:
+                        ex.timed_out = watch(proc)
+                    else:
+                        proc.wait(timeout=spec.time_limit_s)
                 except subprocess.TimeoutExpired:
                     ex.timed_out = True
                 finally:
@@ -285,7 +302,9 @@ class ProcessRunner:
             ex.stdout_size = stdout_path.stat().st_size
             ex.stderr_tail = _read_tail(stderr_path, STDERR_TAIL_BYTES)
             ex.stdout_head = _read_head(stdout_path, STDOUT_KEEP_BYTES).decode("utf-8", errors="replace")
-            if spec.output_file is None:
+            if not read_output:
+                pass
+            elif spec.output_file is None:
                 ex.output = _read_head(stdout_path, out_cap)
             else:
                 try:

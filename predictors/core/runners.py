@@ -22,6 +22,8 @@ from predictors.core.job import (
     Job,
     Runner,
     RunResult,
+    check_sequence,
+    too_long_result,
 )
 from predictors.core.owner_image import OwnerImageRunner
 from predictors.core.process import LocalRunner, ProcessRunner, decode_wrapped_returncode, format_argv
@@ -79,17 +81,6 @@ def select_runner(spec: PredictorSpec) -> Runner:
     return SandboxRunner()
 
 
-def _check_sequence(sequence: str) -> str:
-    seq = "".join(sequence.split())
-    if not seq:
-        raise ValueError("empty sequence")
-    # Letters only: the sequence may be an argv element, and must never look like an option or a path.
-    if not seq.isascii() or not seq.isalpha():
-        bad = next(c for c in seq if not (c.isascii() and c.isalpha()))
-        raise ValueError(f"sequence contains {bad!r}; only letters are allowed")
-    return seq
-
-
 def run_prediction(
     spec: PredictorSpec,
     sequence: str,
@@ -118,19 +109,12 @@ def run_prediction(
     spec.validate()
     if spec.input_kind == "alignment" and alignment is None:
         raise ValueError(f"{spec.name} reads an alignment; pass alignment=<Stockholm text>")
-    seq = _check_sequence(sequence)
+    seq = check_sequence(sequence)
     if not name or any(c.isspace() for c in name):
         raise ValueError(f"sequence name {name!r} is empty or contains whitespace")
     runner = runner if runner is not None else select_runner(spec)
     if len(seq) > spec.max_length:
-        return RunResult(
-            status="too_long",
-            runner=runner.name,
-            predictor=spec.name,
-            fingerprint=spec.fingerprint(),
-            limits={"max_length": spec.max_length},
-            message=f"sequence length {len(seq)} exceeds the limit of {spec.max_length}",
-        )
+        return too_long_result(spec, runner.name, len(seq))
     rundir = None
     try:
         if workdir is None:

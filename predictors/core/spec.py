@@ -6,8 +6,10 @@ strings with placeholders, never a shell string, so no value ever goes through a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import re
 import string
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
@@ -47,6 +49,12 @@ COMPARATIVE_INPUTS = (None, "seed", "20")
 MAX_TIME_LIMIT_S = 6 * 3600
 MAX_MEMORY_LIMIT_MB = 64 * 1024
 MAX_SEQUENCE_LENGTH = 100_000
+
+#: Declared time complexity in the sequence length (a batch's size is chosen from it, see ``batch``).
+COMPLEXITIES = {"n": 1, "n2": 2, "n3": 3, "n4": 4, "n6": 6}
+#: The interpreters a batchable wrapper may run under: CompaRNA's, or a method virtualenv's.
+_BATCH_PYTHON = re.compile(r"\{python\}|\{venvs\}/[A-Za-z0-9_.-]+/bin/python")
+_BATCH_MODULE = re.compile(r"predictors\.programs\.[a-z][a-z0-9_]*")
 
 
 class InvalidSpec(ValueError):
@@ -138,6 +146,14 @@ class PredictorSpec:
     upload_window_s : float
         Web services: how long a job the service accepted (HTTP 202) waits for its upload before it is
         recorded as ``timeout``.
+    batch : bool
+        Whether many targets may run in one launch (:mod:`predictors.core.batch`): only for CompaRNA's
+        own wrappers, ``{python} -m predictors.programs.<module> ARGS... {fasta}`` (or a method
+        virtualenv's Python), whose ``main`` is then called once per target in one warm process. Arbitrary
+        commands, images and web services run one target per launch.
+    complexity : str
+        Declared time complexity in the length (a key of :data:`COMPLEXITIES`): with the runtimes measured
+        so far it bounds how many targets a batch takes.
     """
 
     name: str
@@ -166,6 +182,8 @@ class PredictorSpec:
     requests_per_minute: int = 60
     retries: int = 2
     upload_window_s: float = 7 * 24 * 3600
+    batch: bool = False
+    complexity: str = "n3"
 
     def __post_init__(self) -> None:
         # Admin forms and the database hand over lists; store tuples so the spec stays hashable.
@@ -257,11 +275,33 @@ class PredictorSpec:
             out.append("endpoint is only for web-service methods")
         if not all(isinstance(t, str) and t.strip() for t in self.training_data):
             out.append("every training-data entry must be a non-empty string")
+        if self.complexity not in COMPLEXITIES:
+            out.append(f"complexity {self.complexity!r} is not one of {', '.join(COMPLEXITIES)}")
+        if self.batch:
+            out.extend(self._batch_problems())
         if self.output_file is not None:
             parts = self.output_file.split("/")
             if not self.output_file or self.output_file.startswith("/") or ".." in parts:
                 out.append(f"output file {self.output_file!r} must be a relative path inside the work dir")
         return out
+
+    def _batch_problems(self) -> list[str]:
+        argv = list(self.argv)
+        if self.kind != "command" or self.image is not None or self.input_kind != "single":
+            return ["only a single-sequence command without an image can batch"]
+        if (
+            len(argv) < 4
+            or not _BATCH_PYTHON.fullmatch(argv[0])
+            or argv[1] != "-m"
+            or not _BATCH_MODULE.fullmatch(argv[2])
+            or argv.count("{fasta}") != 1
+        ):
+            return ["only a wrapper run as {python} -m predictors.programs.MODULE ARGS... {fasta} can batch"]
+        for a in argv[3:]:
+            with contextlib.suppress(ValueError):  # a bad placeholder is reported by problems()
+                if a != "{fasta}" and set(argv_placeholders(a)) - {"python", "venvs"}:
+                    return [f"a batch gives each target its own input: {a!r} cannot be batched"]
+        return []
 
     def _web_problems(self) -> list[str]:
         out: list[str] = []
