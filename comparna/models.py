@@ -73,6 +73,10 @@ class TargetQuerySet(models.QuerySet):
     def in_subset(self, subset: Subset) -> TargetQuerySet:
         return self.filter(subsets=subset)
 
+    def in_family(self, family: str) -> TargetQuerySet:
+        """Targets whose family label is ``family`` (``""``: targets without one); see ``Target.family``."""
+        return self.filter(family=family)
+
 
 class Target(models.Model):
     """One RNA chain to predict: a sequence with its provenance."""
@@ -85,6 +89,20 @@ class Target(models.Model):
     length = models.PositiveIntegerField()
     source_database = models.CharField(max_length=100, blank=True)
     rna_class = models.CharField(max_length=200, blank=True)
+    family = models.CharField(
+        max_length=100,
+        blank=True,
+        db_index=True,
+        help_text="The target's family (comparna.rna.families): its dataset's own class mapped to a "
+        "canonical family, else its latest Rfam assignment (canonical, or 'Rfam:<accession>'); empty "
+        "when neither.",
+    )
+    family_source = models.CharField(
+        max_length=8,
+        blank=True,
+        choices=[("dataset", "dataset class"), ("rfam", "Rfam assignment")],
+        help_text="Where the family label comes from.",
+    )
     organism = models.CharField(max_length=300, blank=True)
     pdb_id = models.CharField(max_length=8, blank=True)
     chain_id = models.CharField(max_length=8, blank=True)
@@ -271,3 +289,51 @@ class RankingSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subset} {self.definition} @ {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class UnseenRanking(models.Model):
+    """The leakage-aware ranking of a dataset under one pair definition (comparna.services.leakage).
+
+    Every pairwise comparison uses only the targets neither method could have seen in training (declared
+    families and sequence identity to the declared training sets available locally). Immutable, like
+    :class:`RankingSnapshot`; a new row only when its inputs changed.
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="unseen_rankings")
+    definition = models.CharField(max_length=16, choices=PairDefinition.choices)
+    computed_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    seed = models.BigIntegerField()
+    inputs_hash = models.CharField(max_length=64)
+    inputs = models.JSONField()
+    report = models.JSONField()
+
+    class Meta:
+        ordering = ["-computed_at", "-pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dataset", "definition", "inputs_hash"], name="unseen_unique_inputs"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.dataset.slug} unseen {self.definition} @ {self.computed_at:%Y-%m-%d %H:%M}"
+
+
+class IdentityScreen(models.Model):
+    """Which targets of a dataset are at or above the leakage identity to some entry of a training dataset.
+
+    Computed once per (dataset version, training dataset version, threshold) with ``cd-hit-est-2d`` against
+    every entry read from the training dataset's source (kept or not: a method trained on it saw them all).
+    """
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="identity_screens")
+    against = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=64, help_text="sha256 of both sides' sequences and the thresholds.")
+    parameters = models.JSONField(default=dict)
+    similar = models.JSONField(default=dict, help_text="Target source id -> matching training entry id.")
+    computed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "against", "key"], name="screen_unique_key")
+        ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from comparna.services.leakage import recompute_unseen
 from comparna.services.rankings import recompute_rankings
 from comparna.snapshots.lifecycle import make_snapshot_if_changed
 from predictors.models import Prediction
@@ -23,4 +24,5 @@ def recompute_rankings_task() -> int:
         )
         if not pending.exists():  # archive settled data only, not every batch of a running backlog
             make_snapshot_if_changed(dataset)
+    recompute_unseen()  # the leakage-aware rankings (a new row only where their inputs changed)
     return sum(1 for _, new in results if new)

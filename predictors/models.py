@@ -215,3 +215,46 @@ class TrialRun(models.Model):
 
     def __str__(self) -> str:
         return f"test run {self.id} [{self.status}]"
+
+
+class TrainingDeclaration(models.Model):
+    """What a method version was trained or parameterised on, as edited by staff (issue 15).
+
+    Without a row, a version's declaration is the one its catalogue spec gives (``spec["training_data"]``,
+    :mod:`predictors.training_data`); staff add a row in the admin to correct or complete it. The
+    leakage-aware ranking reads the declaration through :func:`predictors.training_data.declaration_of`.
+    """
+
+    version = models.OneToOneField(
+        MethodVersion, on_delete=models.CASCADE, related_name="training_declaration"
+    )
+    declared = models.BooleanField(
+        default=True, help_text="Untick when the authors state nothing: the method is then 'training data "
+        "undeclared' and left out of the unseen rankings."
+    )
+    sources = models.TextField(
+        blank=True, help_text="The training sets and parameter sources, one per line, as the paper names "
+        "them."
+    )
+    families = models.JSONField(
+        default=list, blank=True, help_text='Canonical families seen in training (comparna.rna.families), or '
+        '["*"] when the sets hold RNAs of any family.'
+    )
+    datasets = models.JSONField(
+        default=list, blank=True, help_text="CompaRNA datasets (slugs) contained in the training data: every "
+        "sequence read from them counts as seen."
+    )
+    unavailable = models.JSONField(
+        default=list, blank=True, help_text="Named training sets not available locally (not screened by "
+        "identity)."
+    )
+    cutoff = models.DateField(null=True, blank=True, help_text="Latest date of the training data, if stated.")
+    complete = models.BooleanField(default=True, help_text="False when the paper's statement is partial.")
+    citation = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"training data of {self.version}"

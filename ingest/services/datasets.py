@@ -204,6 +204,8 @@ def store_target(*, dataset: Dataset, subsets: dict[str, Subset], entry: KeptEnt
         length=len(entry.sequence),
         source_database=raw.source_database,
         rna_class=raw.rna_class,
+        family=entry.family,
+        family_source="dataset" if entry.family else "",
         organism=raw.organism,
         pdb_id=raw.pdb_id,
         provenance={

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from comparna import pipeline
 from comparna.models import Target
+from comparna.rna.families import family_of_rfam
 from ingest.models import ComparativeInput, FamilyAssignment
 from ingest.rfam.cmscan import scan_sequences
 from ingest.rfam.inputs import align_to_family, seed_input, twenty_input
@@ -55,11 +56,21 @@ def assign_families(
                     "coverage": hit.coverage if hit else None,
                 },
             )
+            label_family(target=target, assignment=row)
             if hit is not None:
                 store_comparative_inputs(target=target, assignment=row, library=library)
         rows[target.pk] = row
     pipeline.families_assigned(target_ids=[t.pk for t in targets])
     return rows
+
+
+def label_family(*, target: Target, assignment: FamilyAssignment) -> None:
+    """The target's family label from its Rfam assignment, unless its dataset names its class."""
+    if target.family_source == "dataset":
+        return
+    label = family_of_rfam(assignment.accession, assignment.family_id)
+    Target.objects.filter(pk=target.pk).update(family=label, family_source="rfam" if label else "")
+    target.family, target.family_source = label, "rfam" if label else ""
 
 
 def store_comparative_inputs(

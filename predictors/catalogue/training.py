@@ -30,12 +30,28 @@ class TrainingSource:
     citation: str
     overlaps: tuple[str, ...] = ()
     complete: bool = True
+    #: Canonical families (comparna.rna.families) whose RNAs the source holds; ``("*",)``: every family
+    #: (a collection drawn from Rfam or RNA STRAND without a published family list: any labelled target
+    #: may have been seen); empty for melting data.
+    families: tuple[str, ...] = ()
+    #: CompaRNA datasets (slugs) the source contains: every sequence read from them counts as seen.
+    datasets: tuple[str, ...] = ()
+    #: Named training sets that are not available locally (no sequence-identity screen against them).
+    unavailable: tuple[str, ...] = ()
 
 
 _TURNER1999 = (
     "Mathews DH, Sabina J, Zuker M, Turner DH. Expanded sequence dependence of thermodynamic parameters "
     "improves prediction of RNA secondary structure. J Mol Biol 288:911-940 (1999)"
 )
+#: The families of the Mathews lab structure database used to fit Turner 1999/2004's non-melting terms.
+_MATHEWS_DB = ("tRNA", "5S rRNA", "16S rRNA", "23S rRNA", "SRP RNA", "group I intron", "group II intron",
+               "RNase P RNA")
+#: RNA STRAND v2.0's classes (every canonical family but telomerase RNA).
+_STRAND = ("tRNA", "5S rRNA", "16S rRNA", "23S rRNA", "SRP RNA", "tmRNA", "RNase P RNA", "group I intron",
+           "group II intron")
+ANY = ("*",)
+
 _TURNER2004 = (
     "Mathews DH, Disney MD, Childs JL, Schroeder SJ, Zuker M, Turner DH. Incorporating chemical modification "
     "constraints into a dynamic programming algorithm for prediction of RNA secondary structure. PNAS "
@@ -59,6 +75,7 @@ SOURCES: dict[str, TrainingSource] = {
             "rRNA, SRP RNA, group I and II introns, RNase P RNA).",
             _TURNER1999,
             overlaps=("RNA STRAND", "ArchiveII"),
+            families=_MATHEWS_DB, unavailable=("Mathews et al. 1999 structure database",),
         ),
         TrainingSource(
             "turner2004-melting",
@@ -73,6 +90,7 @@ SOURCES: dict[str, TrainingSource] = {
             "known secondary structures.",
             _TURNER2004,
             overlaps=("RNA STRAND", "ArchiveII"),
+            families=_MATHEWS_DB, unavailable=("Mathews et al. 2004 structure database",),
         ),
         TrainingSource(
             "andronescu2007-rnastrand",
@@ -82,6 +100,7 @@ SOURCES: dict[str, TrainingSource] = {
             "Andronescu M, Condon A, Hoos HH, Mathews DH, Murphy KP. Efficient parameter estimation for RNA "
             "secondary structure prediction. Bioinformatics 23:i19-i28 (2007)",
             overlaps=("RNA STRAND", "PDB", "ArchiveII"),
+            families=_STRAND, datasets=("rnastrand",),
         ),
         TrainingSource(
             "langdon2018-rnastrand",
@@ -91,6 +110,7 @@ SOURCES: dict[str, TrainingSource] = {
             "Langdon WB, Petke J, Lorenz R. Evolving better RNAfold structure prediction. EuroGP 2018, "
             "LNCS 10781:220-236 (2018)",
             overlaps=("RNA STRAND", "PDB", "ArchiveII"),
+            families=_STRAND, datasets=("rnastrand",),
         ),
         TrainingSource(
             "andronescu2010-dp09",
@@ -100,6 +120,7 @@ SOURCES: dict[str, TrainingSource] = {
             "Andronescu MS, Pop C, Condon AE. Improved free energy parameters for RNA pseudoknotted "
             "secondary structure prediction. RNA 16:26-42 (2010)",
             overlaps=("RNA STRAND", "PDB", "ArchiveII"),
+            families=_STRAND, datasets=("rnastrand",),
         ),
         TrainingSource(
             "contrafold-rfam",
@@ -111,6 +132,7 @@ SOURCES: dict[str, TrainingSource] = {
             "physics-based models. Bioinformatics 22:e90-e98 (2006)",
             overlaps=("Rfam", "ArchiveII"),
             complete=False,
+            families=ANY, unavailable=("S-151Rfam (Dowell & Eddy 2004)",),
         ),
         TrainingSource(
             "eternafold-multitask",
@@ -120,6 +142,7 @@ SOURCES: dict[str, TrainingSource] = {
             "Wayment-Steele HK et al. RNA secondary structure packages evaluated and improved by "
             "high-throughput experiments. Nat Methods 19:1234-1242 (2022)",
             overlaps=("RNA STRAND", "ArchiveII"),
+            families=ANY, unavailable=("EternaBench", "EternaFold natural-structure set"),
         ),
         TrainingSource(
             "mxfold2-trainsetab",
@@ -130,6 +153,7 @@ SOURCES: dict[str, TrainingSource] = {
             "thermodynamic integration. Nat Commun 12:941 (2021); Rivas E, Lang R, Eddy SR. RNA "
             "18:193-212 (2012)",
             overlaps=("RNA STRAND", "Rfam", "ArchiveII"),
+            families=ANY, unavailable=("TrainSetA", "TrainSetB (Rivas et al. 2012)"),
         ),
         TrainingSource(
             "efold-database",
@@ -140,6 +164,7 @@ SOURCES: dict[str, TrainingSource] = {
             "gap in RNA structure prediction. Sci Adv (2026), doi:10.1126/sciadv.adz4967",
             overlaps=("RNA STRAND", "PDB", "ArchiveII"),
             complete=False,
+            families=ANY, unavailable=("eFold database (de Lajarte et al.)",),
         ),
         TrainingSource(
             "squarna-configs",
@@ -150,6 +175,7 @@ SOURCES: dict[str, TrainingSource] = {
             "maximization approach for RNA secondary structure prediction with SQUARNA. bioRxiv (2026), "
             "doi:10.64898/2026.06.30.735492",
             complete=False,
+            families=ANY, unavailable=("SQUARNA configuration benchmark sets",),
         ),
         TrainingSource(
             "rfam-seed-model",
@@ -159,6 +185,7 @@ SOURCES: dict[str, TrainingSource] = {
             "Kalvari I et al. Rfam 14: expanded coverage of metagenomic, viral and microRNA families. "
             "Nucleic Acids Res 49:D192-D200 (2021)",
             overlaps=("Rfam",),
+            families=ANY,
         ),
     )
 }
