@@ -3,7 +3,7 @@
 ::
 
     Saturday 03:00   wwPDB publishes the sequences of next Wednesday's entries      week.opens_at
-    Saturday 03:30   beat: pre-release poll (retried with backoff until it has a usable file)
+    Saturday 03:00-  beat: pre-release poll every 10 min (retried with backoff until it has a usable file)
     Saturday-Tuesday every active method predicts every blind target; outcomes are frozen (SHA-256)
     Tuesday 22:00    deadline: the commitment file (hashes of every frozen prediction) is published;
                      predictions frozen later are late (stored, never ranked blind)     week.deadline

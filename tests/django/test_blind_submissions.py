@@ -81,6 +81,8 @@ def test_owners_submit_blind_on_time_late_ones_are_stored_never_ranked(settings,
     dev = web_method("BobDraft", bob, visibility="development")
     mfe = RNA.fold(SEQUENCE)[0]
 
+    index = Client().get("/blind/").content.decode()  # the timeline says how to take part, and until when
+    assert "Tuesday 22:00 (deadline)" in index and "POST /api/blind/predictions/" in index
     listing = Client().get("/api/blind/weeks/").json()  # anyone: what to predict, until when
     [w] = listing["weeks"]
     assert w["release_date"] == str(RELEASE) and w["accepting"] is True
