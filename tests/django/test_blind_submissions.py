@@ -11,6 +11,7 @@ import time
 import pytest
 import RNA
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -72,7 +73,7 @@ def submit(api: Client, method, target, structure, fmt="dot-bracket"):
     )
 
 
-def test_owners_submit_blind_on_time_late_ones_are_stored_never_ranked(settings, week):
+def test_owners_submit_blind_on_time_late_ones_are_stored_never_ranked(settings, week, tmp_path, capsys):
     week, target = week
     bob, bob_api = owner("bob")
     carol, carol_api = owner("carol")
@@ -130,6 +131,17 @@ def test_owners_submit_blind_on_time_late_ones_are_stored_never_ranked(settings,
     lines = freezing.parse_commitment(week.commitment)
     assert [(row["method"], row["sha256"]) for row in lines] == [("BobServer", receipt["sha256"])]
     assert freezing.verify_week(week).ok
+    # anyone's copy of the commitment, kept from before the release, is checked as it is
+    copy = tmp_path / "commitment.tsv"
+    copy.write_text(week.commitment)
+    call_command("verify_blind", "--week", str(RELEASE), "--commitment", str(copy))
+    assert f"week {RELEASE}: OK: 1 of 1 committed predictions match their hash" in capsys.readouterr().out
+    copy.write_text(week.commitment.replace(receipt["sha256"], "0" * 64))
+    with pytest.raises(SystemExit) as failed:
+        call_command("verify_blind", "--week", str(RELEASE), "--commitment", str(copy))
+    out = capsys.readouterr().out
+    assert failed.value.code == 1 and "does not match its published SHA-256" in out
+    assert f"prediction {receipt['prediction']} (BobServer on 9ABC_1): the stored hash differs" in out
     page = Client().get(f"/blind/{RELEASE}/").content.decode()
     assert "BobServer" in page and "CarolServer" in page and "BobDraft" not in page
 
