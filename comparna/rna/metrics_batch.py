@@ -310,16 +310,28 @@ def _chunks(weights: np.ndarray, budget: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(bounds) if b > a]
 
 
-def _scored(parts: list[tuple[BatchCounts, dict]], slip: bool) -> tuple[BatchCounts, dict[str, np.ndarray]]:
+def _scored(parts: list[BatchCounts], slip: bool) -> tuple[BatchCounts, dict[str, np.ndarray]]:
+    """The chunks' counts joined, and their scores computed once over all rows (a row's scores depend on
+    that row only)."""
     if not parts:
-        empty = BatchCounts(np.zeros((0, len(COUNT_NAMES)), dtype=np.int64),
-                            np.zeros(0, dtype=np.int64) if slip else None)
-        return empty, score_batch(empty)
-    counts = BatchCounts(
-        np.concatenate([b.counts for b, _ in parts]),
-        np.concatenate([b.tp_predicted for b, _ in parts]) if slip else None,
-    )
-    return counts, {k: np.concatenate([s[k] for _, s in parts]) for k in parts[0][1]}
+        counts = BatchCounts(np.zeros((0, len(COUNT_NAMES)), dtype=np.int64),
+                             np.zeros(0, dtype=np.int64) if slip else None)
+    elif len(parts) == 1:
+        counts = parts[0]
+    else:
+        counts = BatchCounts(
+            np.concatenate([b.counts for b in parts]),
+            np.concatenate([b.tp_predicted for b in parts]) if slip else None,
+        )
+    return counts, score_batch(counts)
+
+
+def _count_chunk(refs: PairArrays, used: np.ndarray, case_ref: np.ndarray, preds: PairArrays,
+                 slip: bool) -> BatchCounts:
+    """Counts of one chunk: ``refs`` holds the references ``used`` (sorted) of the whole call; the chunk's
+    own references are taken from it, so each reference is encoded once per call."""
+    mine, local = np.unique(case_ref, return_inverse=True)
+    return count_batch(refs.take(np.searchsorted(used, mine)), preds, local, slip=slip)
 
 
 def score_structures(
@@ -335,12 +347,12 @@ def score_structures(
     """
     case_ref = np.asarray(case_reference, dtype=np.int64)
     weights = np.fromiter((len(p.pairs) + 1 for p in predictions), dtype=np.int64, count=len(predictions))
+    used = np.unique(case_ref)
+    refs = pairs_of_structures([references[k] for k in used.tolist()])
     parts = []
     for a, b in _chunks(weights, CHUNK_PAIRS):
-        used, local = np.unique(case_ref[a:b], return_inverse=True)
-        refs = pairs_of_structures([references[k] for k in used.tolist()])
-        batch = count_batch(refs, pairs_of_structures(predictions[a:b]), local, slip=slip)
-        parts.append((batch, score_batch(batch)))
+        batch = _count_chunk(refs, used, case_ref[a:b], pairs_of_structures(predictions[a:b]), slip)
+        parts.append(batch)
     return _scored(parts, slip)
 
 
@@ -357,11 +369,11 @@ def score_texts(
     lengths = np.asarray(reference_lengths, dtype=np.int64)
     # ~7 characters per pair in a canonical text
     weights = np.fromiter(map(len, prediction_texts), dtype=np.int64, count=len(prediction_texts)) // 7 + 1
+    used = np.unique(case_ref)
+    refs = pairs_of_texts(lengths[used], [reference_texts[k] for k in used.tolist()])
     parts = []
     for a, b in _chunks(weights, CHUNK_PAIRS):
-        used, local = np.unique(case_ref[a:b], return_inverse=True)
-        refs = pairs_of_texts(lengths[used], [reference_texts[k] for k in used.tolist()])
         preds = pairs_of_texts(lengths[case_ref[a:b]], prediction_texts[a:b])
-        batch = count_batch(refs, preds, local, slip=slip)
-        parts.append((batch, score_batch(batch)))
+        batch = _count_chunk(refs, used, case_ref[a:b], preds, slip)
+        parts.append(batch)
     return _scored(parts, slip)

@@ -53,6 +53,15 @@ class PairArrays:
         """Number of pairs of each structure."""
         return np.diff(self.offsets)
 
+    def take(self, index: np.ndarray) -> PairArrays:
+        """The structures ``index`` (in that order), renumbered 0 .. len(index) − 1."""
+        sizes = self.sizes()[index]
+        total = int(sizes.sum())
+        offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        rows = np.arange(total, dtype=np.int64) + np.repeat(self.offsets[index] - offsets[:-1], sizes)
+        owner = np.repeat(np.arange(index.size, dtype=np.int64), sizes)
+        return PairArrays(self.lengths[index], owner, self.i[rows], self.j[rows], offsets)
+
     def per_structure(self, mask: np.ndarray) -> np.ndarray:
         """How many pairs of each structure have ``mask`` set (one bool per pair)."""
         return group_sums(mask, self.offsets)
@@ -98,8 +107,15 @@ def pairs_of_texts(lengths: Sequence[int], texts: Sequence[str]) -> PairArrays:
     lengths_a = np.asarray(lengths, dtype=np.int64)
     if lengths_a.size != len(texts):
         raise ValueError("one length per text")
-    # one vectorised parse of the whole batch; the search for the offending token runs only on bad input
-    parsed = _parse_pair_tokens(" ".join(texts))
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    # one vectorised parse of the whole batch: canonical texts (empty ones left out of the join) by the short
+    # path, anything else by the general one; the search for the offending token runs only on bad input
+    kept = np.flatnonzero(sizes) if sizes.size and not sizes.all() else None
+    joined = " ".join(texts if kept is None else [texts[k] for k in kept.tolist()])
+    parsed = _parse_canonical(joined)
+    if parsed is None:
+        kept, joined = None, " ".join(texts)
+        parsed = _parse_pair_tokens(joined)
     if parsed is None:
         n, bad = next(
             (n, tok) for n, text in enumerate(texts) for tok in text.split() if not _TOKEN.fullmatch(tok)
@@ -107,8 +123,10 @@ def pairs_of_texts(lengths: Sequence[int], texts: Sequence[str]) -> PairArrays:
         raise StructureFormatError(f"structure {n}: pair token {bad!r} is not 'i-j'")
     pairs, where = parsed
     # text n occupies characters [end(n−1) + 1, end(n)) of the joined string
-    text_ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1)
-    owner = np.searchsorted(text_ends, where, side="right")
+    text_ends = np.cumsum((sizes if kept is None else sizes[kept]) + 1)
+    # pairs start in increasing order: text n holds those between the ends of texts n−1 and n
+    per_text = np.diff(np.searchsorted(where, text_ends), prepend=0)
+    owner = np.repeat(np.arange(len(texts), dtype=np.int64) if kept is None else kept, per_text)
     i, j = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
     bad = (i == j) | (i < 1) | (j > lengths_a[owner])
     if bad.any():
@@ -129,6 +147,37 @@ def pairs_of_texts(lengths: Sequence[int], texts: Sequence[str]) -> PairArrays:
 _TOKEN = re.compile(r"[0-9]+-[0-9]+")
 _SPACE = np.zeros(256, dtype=bool)
 _SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # ASCII whitespace of str.split()
+
+
+def _parse_canonical(text: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """As :func:`_parse_pair_tokens` for text in the stored form only — ``i-j`` tokens of at most 9 digits
+    each, one space between tokens, nothing before or after — and None for any other text (which the
+    general parser then reads: it accepts everything this one does, with the same result).
+
+    The separators are then exactly the bytes below ``'0'``, alternately ``-`` and a space: one comparison
+    pass over the bytes finds them all, and the numbers lie between them.
+    """
+    try:
+        raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    except UnicodeEncodeError:
+        return None
+    if raw.size == 0 or raw.max() > 57:  # above '9'
+        return None
+    sep = np.flatnonzero(raw < 48)  # below '0'
+    if sep.size % 2 == 0:
+        return None
+    width = np.diff(sep, prepend=-1, append=raw.size) - 1  # digits of each number
+    if width.min() < 1 or width.max() > 9:
+        return None
+    if not ((raw[sep[0::2]] == 45).all() and (raw[sep[1::2]] == 32).all()):
+        return None
+    last = np.append(sep, raw.size) - 1  # last digit of each number
+    value = raw[last].astype(np.int32) - 48
+    scale = 1
+    for k in range(1, int(width.max())):
+        scale *= 10
+        value += np.where(width > k, raw[last - k].astype(np.int32) - 48, 0) * np.int32(scale)
+    return value.astype(np.int64).reshape(-1, 2), (last - width + 1)[0::2]
 
 
 def _parse_pair_tokens(text: str) -> tuple[np.ndarray, np.ndarray] | None:

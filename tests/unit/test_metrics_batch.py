@@ -121,3 +121,29 @@ def test_mismatched_lengths_and_indices_are_refused():
         count_batch(refs, pairs_of_structures([Structure(11)]), [0])
     with pytest.raises(ValueError, match="out of range"):
         count_batch(refs, pairs_of_structures([Structure(10)]), [1])
+
+
+def test_short_parser_for_stored_texts_agrees_with_the_general_one():
+    from comparna.rna.pair_arrays import _parse_canonical, _parse_pair_tokens
+
+    rng = random.Random(5)
+    canonical = [structure_to_text(random_structure(rng, rng.randint(2, 40))) for _ in range(200)]
+    joined = " ".join(t for t in canonical if t)
+    fast, general = _parse_canonical(joined), _parse_pair_tokens(joined)
+    assert fast is not None and all(np.array_equal(a, b) for a, b in zip(fast, general, strict=True))
+    # anything else: the short parser declines or gives exactly what the general one gives
+    declined = 0
+    for _ in range(3000):
+        text = "".join(rng.choice("0123456789-- \t") for _ in range(rng.randint(0, 12)))
+        fast = _parse_canonical(text)
+        if fast is None:
+            declined += 1
+            continue
+        general = _parse_pair_tokens(text)
+        assert general is not None and all(np.array_equal(a, b) for a, b in zip(fast, general, strict=True))
+    assert 0 < declined < 3000
+    for text in ("1-2  3-4", " 1-2", "1-2 ", "1-2\t3-4", "1-2-3 4", "1234567890-1", "1-2 3", "٣-4", ""):
+        assert _parse_canonical(text) is None, text
+    # empty texts (structures without pairs) keep the short path and their owners
+    arrays = pairs_of_texts([5, 5, 5, 5], ["", "1-5", "", "2-4 1-3"])
+    assert arrays.owner.tolist() == [1, 3, 3] and arrays.sizes().tolist() == [0, 1, 0, 2]
