@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, Count, IntegerField, Value, When
 from django.utils import timezone
 
 from comparna import pipeline
@@ -106,8 +106,14 @@ def execute_test_run(*, trial_id: str) -> TrialRun:
 def outcome(spec, sequence: str) -> dict:
     """Run ``spec`` on ``sequence`` in the sandbox (limit capped); a dict for the admin page."""
     capped = replace(spec, time_limit_s=min(spec.time_limit_s, time_limit_s()))
+    alignment = None
+    if spec.comparative_input:
+        alignment = stored_alignment(sequence, spec.comparative_input)
+        if alignment is None:
+            message = no_alignment_message(spec)
+            return {"ok": False, "status": "error", "sequence": sequence, "message": message}
     try:
-        result = run_prediction(capped, sequence)
+        result = run_prediction(capped, sequence, alignment=alignment)
     except ValueError as exc:
         return {"ok": False, "status": "error", "message": str(exc)[:MESSAGE_CHARS], "sequence": sequence}
     out = {
@@ -135,13 +141,15 @@ def outcome(spec, sequence: str) -> dict:
 
 def reference_targets(limit: int = 30) -> list[Target]:
     """Targets a test run can be scored on: a known reference, at most :data:`TEST_TARGET_MAX_LENGTH` nt;
-    tRNAs first (the classic first check of a folding method), then by length."""
+    tRNAs first (the classic first check of a folding method), then those with stored alignments (which
+    comparative methods need), then by length. Each has ``n_alignments`` (stored comparative inputs)."""
     return list(
         Target.objects.filter(references__isnull=False, length__lte=TEST_TARGET_MAX_LENGTH)
         .exclude(dataset__slug__in=HIDDEN_DATASETS)
         .select_related("dataset")
         .distinct()
         .annotate(
+            n_alignments=Count("comparative_inputs", distinct=True),
             trna=Case(
                 When(rna_class__icontains="trna", then=Value(0)),
                 When(rna_class__icontains="transfer", then=Value(0)),
@@ -149,7 +157,7 @@ def reference_targets(limit: int = 30) -> list[Target]:
                 output_field=IntegerField(),
             )
         )
-        .order_by("trna", "length", "dataset__slug", "source_id")[:limit]
+        .order_by("trna", "-n_alignments", "length", "dataset__slug", "source_id")[:limit]
     )
 
 
@@ -196,3 +204,25 @@ def score_against_reference(sequence: str, pairs: list) -> dict | None:
             }
         )
     return out
+
+
+def stored_alignment(sequence: str, kind: str) -> str | None:
+    """The newest stored ``kind`` ("seed" or "20") alignment of a target with exactly this ``sequence``, its
+    query row named ``query`` as comparative specs read it (what a real prediction of that target gets), or
+    None when no such target has one."""
+    target = (
+        Target.objects.filter(sequence=sequence, comparative_inputs__kind=kind)
+        .exclude(dataset__slug__in=HIDDEN_DATASETS)
+        .order_by("dataset__slug", "source_id")
+        .first()
+    )
+    if target is None:
+        return None
+    return target.comparative_inputs.filter(kind=kind).order_by("-created_at").first().job_alignment()
+
+
+def no_alignment_message(spec: PredictorSpec) -> str:
+    return (
+        f"a comparative method reads the ({spec.comparative_input}) alignment stored with a benchmark "
+        "target; this test sequence has none: choose a test target with alignments"
+    )

@@ -20,7 +20,7 @@ from predictors.core.spec import (
 )
 from predictors.forms import _PROBLEM_FIELDS, TEST_SEQUENCE, TEST_SEQUENCE_MAX_LENGTH, parse_argv
 from predictors.sandbox_help import program_problem
-from predictors.trials import reference_targets
+from predictors.trials import no_alignment_message, reference_targets, stored_alignment
 
 KIND_CHOICES = [
     ("command", "Command in CompaRNA's sandbox"),
@@ -197,7 +197,11 @@ class OwnerMethodForm(forms.Form):
         self.fields["image_archive"].choices = [("", "—")] + [(u.sha256, str(u)) for u in uploads]
         self._test_targets = {str(t.pk): t for t in reference_targets()}
         self.fields["test_target"].choices = [("", "your own sequence (below)")] + [
-            (pk, f"{t.source_id} · {t.dataset.name} · {t.rna_class or 'RNA'} · {t.length} nt")
+            (
+                pk,
+                f"{t.source_id} · {t.dataset.name} · {t.rna_class or 'RNA'} · {t.length} nt"
+                + (" · alignments" if t.n_alignments else ""),
+            )
             for pk, t in self._test_targets.items()
         ]
         if self._test_targets:
@@ -283,6 +287,11 @@ class OwnerMethodForm(forms.Form):
             upload_window_s=round(float(data["upload_window_h"]) * 3600),
         )
         problems = spec.problems()
+        if not problems and spec.comparative_input:
+            if stored_alignment(data["test_sequence"], spec.comparative_input) is None:
+                message = no_alignment_message(spec)
+                self.add_error("test_target", message[0].upper() + message[1:] + ".")
+                return data
         for problem in problems:
             field = next(
                 (f for f, key in (*_EXTRA_PROBLEM_FIELDS, *_PROBLEM_FIELDS) if problem.startswith(key)), None

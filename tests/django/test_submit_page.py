@@ -16,18 +16,21 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 from django.utils import timezone
 
+from comparna.models import Target
 from comparna.owners.eta import queue_eta
 from comparna.owners.forms import OwnerMethodForm
 from comparna.owners.models import OwnerProfile
 from comparna.owners.submit import examples
 from comparna.rna.formats import parse_dot_bracket
 from comparna.rna.metrics import count_pairs
+from ingest.models import ComparativeInput
 from predictors import sandbox_help
 from predictors.catalogue import CATALOGUE
 from predictors.core.spec import PLACEHOLDERS
 from predictors.core.venvs import venvs_dir
 from predictors.forms import TEST_SEQUENCE
 from predictors.models import Method, Prediction, TrialRun
+from predictors.services import execute_prediction
 from predictors.trials import execute_test_run
 from tests.factories import make_dataset, make_method_version, make_target
 
@@ -45,6 +48,29 @@ def trna():
     target.rna_class = "tRNA"
     target.save(update_fields=["rna_class"])
     return target
+
+
+def _variant(seq: str, changes: dict[int, str]) -> str:
+    chars = list(seq)
+    for i, c in changes.items():
+        chars[i] = c
+    return "".join(chars)
+
+
+@pytest.fixture
+def trna_alignment(trna):
+    """A stored (seed) input of the tRNA: its query row named as the family pipeline names it."""
+    homologs = (
+        _variant(TEST_SEQUENCE, {2: "C", 68: "G", 15: "A"}),
+        _variant(TEST_SEQUENCE, {6: "A", 19: "U"}),
+    )
+    rows = "\n".join(f"{name} {s}" for name, s in zip(("tRNA-q1", "h1", "h2"), (TEST_SEQUENCE, *homologs),
+                                                       strict=True))
+    ComparativeInput.objects.create(
+        target=trna, kind="seed", rfam_version="test", accession="RF00005", query_name="tRNA-q1",
+        sequences="", alignment=f"# STOCKHOLM 1.0\n\n{rows}\n//\n",
+    )
+    return trna
 
 
 @pytest.fixture
@@ -104,7 +130,7 @@ def test_the_page_is_linked_from_home_and_the_navigation_and_lists_what_the_runn
         assert host_path not in html, host_path
 
 
-def test_every_example_is_accepted_by_the_registration_form(owner):
+def test_every_example_is_accepted_by_the_registration_form(owner, trna_alignment):
     shown = examples()
     assert {e.spec.kind for e in shown} >= {"command", "image", "web"}
     assert any(e.spec.comparative_input for e in shown)
@@ -205,3 +231,36 @@ def test_eta_from_the_workers_measured_rate(trna):
     assert abs(eta["minutes"] - 61 / 3) < 1e-9 and "about 20 min" in eta["text"]
     # nothing finished in the window: no invented estimate
     assert queue_eta(mine, now=now + dt.timedelta(hours=1))["minutes"] is None
+
+
+def test_a_comparative_method_is_test_run_and_run_on_the_stored_alignment(client, owner, trna_alignment):
+    url = reverse("owner-method-new")
+    argv = "{python}\n-m\npredictors.programs.alifold\n{alignment}\n--query\nquery\n--mode\nmfe"
+    data = form_data(name="OlgaAli(seed)", argv=argv, input="seed", output_format="pairs-json")
+    # a test target without a stored alignment is refused at once
+    other = Target.objects.exclude(pk=trna_alignment.pk).first()
+    r = client.post(url, {**data, "test_target": str(other.pk), "_test": "1"})
+    assert r.status_code == 400 and "has none: choose a test target with alignments" in r.content.decode()
+    assert not TrialRun.objects.exists()
+    form = client.get(url).context["form"]
+    assert "alignments" in dict(form.fields["test_target"].choices)[str(trna_alignment.pk)]
+    r = client.post(url, {**data, "test_target": str(trna_alignment.pk), "_test": "1"})
+    trial = TrialRun.objects.get(requested_by=owner)
+    execute_test_run(trial_id=trial.pk)
+    result = TrialRun.objects.get(pk=trial.pk).result
+    assert result["ok"], result
+    (row,) = result["score"]["definitions"]
+    assert row["mcc"] > 0.8  # the consensus of three tRNAs is the cloverleaf
+    chosen = str(trna_alignment.pk)
+    r = client.post(url, {**data, "test_target": chosen, "trial": str(trial.pk), "_check": "1"})
+    tested = r.context["form"].data["tested"]
+    r = client.post(url, {**data, "test_target": str(trna_alignment.pk), "trial": str(trial.pk),
+                          "tested": tested, "_save": "1"})
+    assert r.status_code == 302, r.content.decode()[-2000:]
+    method = Method.objects.get(name="OlgaAli(seed)")
+    assert method.visibility == "development" and method.current_version.spec["comparative_input"] == "seed"
+    # its prediction of the target gets the stored alignment, like the catalogue's comparative methods
+    p = Prediction.objects.get(method_version__method=method, target=trna_alignment)
+    execute_prediction(prediction_id=p.pk)
+    p.refresh_from_db()
+    assert p.status == "ok" and p.scores.get().mcc > 0.8
