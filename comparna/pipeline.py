@@ -9,6 +9,7 @@
             └─> comparative inputs (seed)/(20), aligned by cmalign, stored with the assignment
                   └─> predictions of comparative methods . predictors.tasks.queue_predictions_task
     each queued prediction ........................... predictors.tasks.run_prediction_task (queue "predict")
+      (sent in schedule order through a bounded window ... predictors.tasks.dispatch_predictions_task)
       (a web-service method over its concurrency/rate limit: the same task again, with a countdown)
     an admin test run of a spec ...................... predictors.tasks.run_test_task (queue "testrun")
       └─> scores: stored with the prediction's outcome, in the same transaction (predictors.services)
@@ -49,6 +50,7 @@ class Step:
 
 QUEUE_PREDICTIONS = Step("predictors.tasks.queue_predictions_task")
 RUN_PREDICTION = Step("predictors.tasks.run_prediction_task", queue="predict")
+DISPATCH_PREDICTIONS = Step("predictors.tasks.dispatch_predictions_task", queue="predict")
 ASSIGN_FAMILIES = Step("ingest.tasks.assign_families_task")
 TEST_RUN = Step("predictors.tasks.run_test_task", queue="testrun")
 LINK_RELEASED = Step("comparna.blind.tasks.link_released_task")
@@ -111,6 +113,12 @@ def families_assigned(*, target_ids: Sequence[int]) -> None:
 def predictions_queued(*, prediction_ids: Sequence[int]) -> None:
     """Queued predictions are stored (new, re-queued or lost): send each to the ``predict`` workers."""
     send_after_commit(RUN_PREDICTION, [(pk,) for pk in prediction_ids])
+
+
+def dispatch_due() -> None:
+    """More queued predictions wait in the database than were sent: top the window up when workers reach
+    this message (sent among the predictions, so it runs as they drain; predictors.scheduling)."""
+    send_after_commit(DISPATCH_PREDICTIONS, [()])
 
 
 def prediction_deferred(*, prediction_id: int, countdown: float) -> None:

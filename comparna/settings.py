@@ -240,6 +240,11 @@ PREDICTION_RESEND_AFTER_S = float(os.environ.get("COMPARNA_RESEND_AFTER_S", str(
 # and the most targets it takes.
 PREDICTION_BATCH_S = float(os.environ.get("COMPARNA_BATCH_S", "60"))
 PREDICTION_BATCH_MAX = max(1, int(os.environ.get("COMPARNA_BATCH_MAX", "200")))
+# Queued predictions are sent in schedule order (predictors/scheduling.py) through a window: at most this many
+# sent and not yet started; the rest wait in the database, so a broker never holds the whole backlog.
+PREDICTION_DISPATCH_WINDOW = int(os.environ.get("COMPARNA_DISPATCH_WINDOW", "1000"))
+# A sent prediction still queued after this long no longer counts against the window (slow or lost message).
+PREDICTION_DISPATCH_STALE_S = float(os.environ.get("COMPARNA_DISPATCH_STALE_S", "900"))
 
 # --- PDB ingest ------------------------------------------------------------------------------------
 RCSB_SEARCH_URL = os.environ.get("COMPARNA_RCSB_SEARCH_URL", "https://search.rcsb.org/rcsbsearch/v2/query")

@@ -173,12 +173,23 @@ class Prediction(models.Model):
         null=True, blank=True, help_text="An awaiting prediction's upload window closes then."
     )
     uploaded = models.BooleanField(default=False, help_text="The structure came by upload (web services).")
+    schedule_rank = models.BigIntegerField(
+        default=0, help_text="Order in which queued predictions are sent to workers (predictors.scheduling)."
+    )
+    dispatched_at = models.DateTimeField(
+        null=True, blank=True, help_text="When its task was last sent; empty: waiting in the stored queue."
+    )
 
     objects = PredictionQuerySet.as_manager()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["method_version", "target"], name="prediction_unique_run")
+        ]
+        indexes = [
+            # the dispatcher's query: queued, not yet sent, in schedule order
+            models.Index(fields=["status", "dispatched_at", "schedule_rank"], name="prediction_dispatch"),
+            models.Index(fields=["target", "schedule_rank"], name="prediction_target_rank"),
         ]
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Max, Min
 from django.utils import timezone
 
 from comparna import pipeline
@@ -21,6 +22,7 @@ from predictors.execution import (  # noqa: F401 - execution names re-exported f
     worker_known_dead,
 )
 from predictors.models import Method, MethodVersion, Prediction
+from predictors.scheduling import DISPATCH_ORDER, Candidate, MethodCost, assign_ranks
 
 log = logging.getLogger(__name__)
 
@@ -103,20 +105,23 @@ def sync_predictors(
 def queue_predictions(
     *, versions: Iterable[MethodVersion] | None = None, targets: Iterable[Target] | None = None
 ) -> int:
-    """Create queued predictions for each (current version, target) pair not yet run, and enqueue them.
+    """Create a prediction for each (current version, target) pair not yet run, and send them in order.
 
-    Unique constraints make this idempotent; tasks are sent only after the transaction commits.
+    A target longer than the version's length limit is recorded ``too long`` at once (never queued). The
+    others are queued with their schedule rank (:mod:`predictors.scheduling`) and sent through the window
+    (:func:`dispatch_predictions`). Unique constraints make this idempotent; tasks are sent only after the
+    transaction commits. Returns how many predictions were created (queued or too long).
     """
     if versions is None:
         versions = MethodVersion.objects.filter(is_current=True, method__active=True)
     # Versions imported from a snapshot are never run (their spec came from an archive, not a registration).
     versions = [v for v in versions if v.runnable]
-    target_ids = list(
-        (Target.objects.all() if targets is None else Target.objects.filter(pk__in=[t.pk for t in targets]))
-        .values_list("pk", flat=True)
-    )
+    rows = Target.objects.all() if targets is None else Target.objects.filter(pk__in=[t.pk for t in targets])
+    info = {pk: (ds, length) for pk, ds, length in rows.values_list("pk", "dataset_id", "length")}
+    target_ids = list(info)
     created = 0
     with transaction.atomic():
+        wanted: dict[MethodVersion, list[int]] = {}
         for version in versions:
             kind = version.spec.get("comparative_input")
             eligible = target_ids
@@ -132,22 +137,91 @@ def queue_predictions(
                     "target_id", flat=True
                 )
             )
-            rows = [
-                Prediction(method_version=version, target_id=t)
-                for t in target_ids
-                if t in eligible and t not in existing
-            ]
-            Prediction.objects.bulk_create(rows, batch_size=500, ignore_conflicts=True)
-            created += len(rows)
-        queued = list(
-            Prediction.objects.filter(
-                status=Prediction.Status.QUEUED, method_version__in=versions, target_id__in=target_ids
-            )
-            .order_by("target__length", "pk")
-            .values_list("pk", flat=True)
-        )
-        pipeline.predictions_queued(prediction_ids=queued)
+            wanted[version] = [t for t in target_ids if t in eligible and t not in existing]
+        ranks = schedule_ranks(wanted, info)
+        now = timezone.now()
+        for version, ids in wanted.items():
+            limit = int(version.spec.get("max_length") or 0)
+            new = [new_prediction(version, t, info[t][1], limit, ranks.get(t, 0), now) for t in ids]
+            Prediction.objects.bulk_create(new, batch_size=500, ignore_conflicts=True)
+            created += len(new)
+        dispatch_predictions()
     return created
+
+
+def new_prediction(
+    version: MethodVersion, target_id: int, length: int, limit: int, rank: int, now
+) -> Prediction:
+    """A queued prediction, or one recorded ``too long`` at once when the target exceeds the length limit
+    (the runner would not run it either: same outcome, same message, no job)."""
+    if limit and length > limit:
+        return Prediction(
+            method_version=version,
+            target_id=target_id,
+            status=Prediction.Status.TOO_LONG,
+            error=f"sequence length {length} exceeds the limit of {limit}",
+            limits={"max_length": limit},
+            queued_at=now,
+            finished_at=now,
+            schedule_rank=rank,
+        )
+    return Prediction(method_version=version, target_id=target_id, schedule_rank=rank, queued_at=now)
+
+
+def schedule_ranks(
+    wanted: dict[MethodVersion, list[int]], info: dict[int, tuple[int, int]]
+) -> dict[int, int]:
+    """The schedule rank of every target in ``wanted`` (``info``: target -> (dataset, length)): a target
+    already queued for another method keeps its rank (a late method catches up there first); new targets
+    are ranked after every existing one (:func:`predictors.scheduling.assign_ranks`)."""
+    needed = sorted({t for ids in wanted.values() for t in ids})
+    if not needed:
+        return {}
+    existing: dict[int, int] = {}
+    for k in range(0, len(needed), 2000):
+        existing.update(
+            Prediction.objects.filter(target_id__in=needed[k : k + 2000])
+            .values("target_id")
+            .annotate(rank=Min("schedule_rank"))
+            .values_list("target_id", "rank")
+        )
+    top = Prediction.objects.aggregate(top=Max("schedule_rank"))["top"]
+    methods = [MethodCost.from_spec(v.spec) for v in wanted]
+    candidates = [Candidate(t, info[t][0] or 0, info[t][1]) for t in needed]
+    return assign_ranks(candidates, methods, existing=existing, next_rank=0 if top is None else top + 1)
+
+
+def dispatch_predictions(*, window: int | None = None) -> int:
+    """Send the next queued predictions, in schedule order, so that at most ``window`` (setting
+    ``PREDICTION_DISPATCH_WINDOW``) are sent and not yet started; returns how many were sent.
+
+    Sending waits until a quarter of the window is free (fewer, larger top-ups). When more wait than were
+    sent, a dispatch message goes in the middle of what was sent: workers reach it while half of the window
+    is still queued, and top it up (the beat schedule sends one every minute in case it was lost).
+    """
+    window = settings.PREDICTION_DISPATCH_WINDOW if window is None else window
+    now = timezone.now()
+    with transaction.atomic():
+        recent = now - timedelta(seconds=settings.PREDICTION_DISPATCH_STALE_S)
+        queued = Prediction.objects.filter(status=Prediction.Status.QUEUED)
+        waiting = queued.filter(dispatched_at__gte=recent).count()
+        room = window - waiting
+        if room < max(1, window // 4):
+            return 0
+        pending = queued.filter(dispatched_at__isnull=True, method_version__runnable=True).order_by(
+            *DISPATCH_ORDER
+        )
+        ids = list(pending.values_list("pk", flat=True)[: room + 1])
+        more = len(ids) > room
+        ids = ids[:room]
+        for k in range(0, len(ids), 2000):
+            Prediction.objects.filter(pk__in=ids[k : k + 2000]).update(dispatched_at=now)
+        half = len(ids) // 2 if more else len(ids)
+        pipeline.predictions_queued(prediction_ids=ids[:half])
+        if more:
+            pipeline.dispatch_due()
+        pipeline.predictions_queued(prediction_ids=ids[half:])
+    return len(ids)
 
 
 def queue_predictions_on(*, target_ids: list[int], comparative_only: bool = False) -> int:
@@ -192,14 +266,16 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
             status=Prediction.Status.QUEUED, queued_at=now, error="re-queued: worker lost while running",
             worker="",
         )
+        # sent that long ago and still queued: the message was lost (those never sent wait for the window)
         lost = list(
             Prediction.objects.filter(
                 status=Prediction.Status.QUEUED,
-                queued_at__lt=now - timedelta(seconds=lost_after_s),
+                dispatched_at__lt=now - timedelta(seconds=lost_after_s),
                 method_version__runnable=True,
             ).values_list("pk", flat=True)
         )
-        Prediction.objects.filter(pk__in=lost).update(queued_at=now)
         resend = sorted(set(stuck) | set(lost))
+        Prediction.objects.filter(pk__in=resend).update(dispatched_at=now)
         pipeline.predictions_queued(prediction_ids=resend)
+    dispatch_predictions()
     return {"stuck": n_stuck, "resent": len(resend)}

@@ -56,6 +56,14 @@ def run_prediction_task(self, prediction_id: int) -> str:
     return execute_prediction(prediction_id=prediction_id).status
 
 
+@shared_task(acks_late=True, queue="predict", soft_time_limit=240, time_limit=300)
+def dispatch_predictions_task() -> int:
+    """Send the next queued predictions in schedule order (predictors.scheduling) as the window drains."""
+    from predictors.services import dispatch_predictions
+
+    return dispatch_predictions()
+
+
 @shared_task(acks_late=True, queue="default", soft_time_limit=240, time_limit=300)
 def requeue_stuck_predictions_task() -> dict:
     """Periodic sweep: predictions whose worker died or whose message was lost are queued again."""

@@ -1,0 +1,155 @@
+"""Which queued prediction runs next: an order that gives every ranking common targets early.
+
+A ranking compares methods on the targets they have all scored (its common targets), so what matters is
+how soon *every* method has a result on the same targets, across all lengths. Sending predictions in
+creation order (method by method) gives the first method hundreds of targets before the last one has any;
+sending them shortest target first leaves the long-RNA rankings empty for hours. This module decides the
+order instead; it is pure (no Django), so the order can be tested on its own.
+
+- **Targets in length strata.** The targets of one queueing (per dataset, in dataset order: the first
+  imported benchmark fills first) are sorted by length and cut into :data:`STRATA` strata of equal count.
+  The strata take turns by *estimated compute*, not by count (weighted fair queueing): each stratum
+  advances a clock by the cost of the target it hands out (:func:`target_cost`, the methods that can run
+  it at their declared complexity, plus a fixed cost per job), and the stratum with the lowest clock goes
+  next. So every length range has results early, and many short targets run in the time of one long one.
+  Strata that every method can run (no target over any method's length limit) weigh
+  :data:`COMMON_WEIGHT` times more: only they can become common targets of every method.
+- **Blocks, every method in each.** Consecutive targets of that order form blocks of
+  :data:`BLOCK_TARGETS`; a block's number is the *rank* stored on each of its predictions. Jobs are sent
+  by rank, then method, so within a block every method has its turn (a cheap method is never starved behind
+  a slow one for longer than one block, and one method's jobs in a block are consecutive: a batch).
+- **Late methods catch up first.** A target keeps the rank it got when it was first queued. A method
+  registered later (or a comparative method whose inputs arrived later) gets, on each target, the rank the
+  other methods had there, so its first jobs are the targets the others have already scored, oldest first;
+  new targets get ranks after every existing one.
+
+The services (:mod:`predictors.services`) store the ranks and send the jobs in this order through a bounded
+window (at most ``PREDICTION_DISPATCH_WINDOW`` messages in the broker), topped up as workers drain it; a
+broker never holds the whole backlog, so the order holds with any broker (Kombu's filesystem transport and
+Redis both deliver a queue in send order) and a late method is not stuck behind it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+#: Length strata of one queueing's targets (equal counts).
+STRATA = 8
+#: How much more compute a stratum every method can run gets than one some method cannot run.
+COMMON_WEIGHT = 3.0
+#: Targets per block (one rank): every method's jobs on a block are sent together.
+BLOCK_TARGETS = 8
+#: One job's fixed cost (process start, sandbox, parsing, storing) in units of the compute of a sequence of
+#: this length: a job of length L costs ``1 + (L / JOB_OVERHEAD_NT) ** exponent``. A rough model; it only
+#: has to rank targets, not predict runtimes.
+JOB_OVERHEAD_NT = 500
+#: Exponent of a spec's declared complexity (``PredictorSpec.complexity``), cubic when not declared.
+EXPONENTS = {"n": 1, "n2": 2, "n3": 3, "n4": 4, "n6": 6}
+
+
+@dataclass(frozen=True)
+class MethodCost:
+    """What the order needs to know of a method version: its length limit and its time complexity."""
+
+    max_length: int
+    exponent: int = 3
+
+    @classmethod
+    def from_spec(cls, spec: Mapping) -> MethodCost:
+        """From a stored spec (``MethodVersion.spec``): ``max_length`` and ``complexity`` when declared."""
+        return cls(
+            max_length=int(spec.get("max_length") or 1000),
+            exponent=EXPONENTS.get(str(spec.get("complexity") or "n3"), 3),
+        )
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A target to be ranked: its id, its group (dataset; lower groups go first) and its length."""
+
+    target_id: int
+    group: int
+    length: int
+
+
+def job_cost(length: int, method: MethodCost) -> float:
+    """Estimated cost of one job, in units of one job's fixed cost; 0 when the target is too long (the
+    prediction is recorded at queue time and never runs)."""
+    if length > method.max_length:
+        return 0.0
+    return 1.0 + (length / JOB_OVERHEAD_NT) ** method.exponent
+
+
+def target_cost(length: int, methods: Sequence[MethodCost]) -> float:
+    """Estimated cost of running every method that can run a target of this length."""
+    return sum(job_cost(length, m) for m in methods)
+
+
+def stratified_order(
+    lengths: Mapping[int, int],
+    methods: Sequence[MethodCost],
+    *,
+    strata: int = STRATA,
+    common_weight: float = COMMON_WEIGHT,
+) -> list[int]:
+    """The targets (``{target_id: length}``) in the order they are run: length strata taking turns by
+    estimated compute (weighted fair queueing), shortest first within a stratum. Deterministic."""
+    ordered = sorted(lengths, key=lambda t: (lengths[t], t))
+    if not ordered:
+        return []
+    k = max(1, min(strata, len(ordered)))
+    bounds = [round(i * len(ordered) / k) for i in range(k + 1)]
+    groups = [ordered[bounds[i] : bounds[i + 1]] for i in range(k)]
+    limit = min((m.max_length for m in methods), default=math.inf)
+    weights = [common_weight if lengths[g[-1]] <= limit else 1.0 for g in groups]
+    heap = [(0.0, i, 0) for i in range(k)]  # (clock, stratum, position in it)
+    out = []
+    while heap:
+        clock, i, pos = heapq.heappop(heap)
+        target = groups[i][pos]
+        out.append(target)
+        if pos + 1 < len(groups[i]):
+            heapq.heappush(heap, (clock + target_cost(lengths[target], methods) / weights[i], i, pos + 1))
+    return out
+
+
+def assign_ranks(
+    candidates: Iterable[Candidate],
+    methods: Sequence[MethodCost],
+    *,
+    existing: Mapping[int, int],
+    next_rank: int,
+    block: int = BLOCK_TARGETS,
+) -> dict[int, int]:
+    """The rank (block number) of every candidate target.
+
+    A target in ``existing`` (``{target_id: rank}`` of its earlier predictions) keeps its rank, so a late
+    method's jobs sit where the other methods' jobs on it were. The others are ordered per group (lower
+    group first) by :func:`stratified_order` and numbered in blocks of ``block`` from ``next_rank`` on.
+    """
+    ranks: dict[int, int] = {}
+    fresh: dict[int, dict[int, int]] = {}
+    for c in candidates:
+        if c.target_id in existing:
+            ranks[c.target_id] = existing[c.target_id]
+        else:
+            fresh.setdefault(c.group, {})[c.target_id] = c.length
+    for group in sorted(fresh):
+        order = stratified_order(fresh[group], methods)
+        for n, target in enumerate(order):
+            ranks[target] = next_rank + n // block
+        next_rank += math.ceil(len(order) / block)
+    return ranks
+
+
+def dispatch_key(*, rank: int, method_version_id: int, prediction_id: int) -> tuple[int, int, int]:
+    """The order jobs are sent in: by rank, then method (a method's jobs of a block together), then age.
+    ``predictors.services`` sorts the stored queue the same way (``DISPATCH_ORDER``)."""
+    return (rank, method_version_id, prediction_id)
+
+
+#: :func:`dispatch_key` as model fields of ``Prediction``.
+DISPATCH_ORDER = ("schedule_rank", "method_version_id", "pk")
