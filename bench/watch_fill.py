@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""How fast the rankings fill after ``make run``: a time series of common targets (issue 13, Done-when
+"the all-RNAs ranking has every method on >= 200 common targets within 15 minutes").
+
+Not a ``bench_*.py`` (no baseline or limit: it watches a whole running instance for many minutes), so
+``make test`` does not run it. Run from a checkout, against that checkout's data dir, either watching an
+instance already running or launching one itself (the clock starts at the launch)::
+
+    .venv/bin/python bench/watch_fill.py --launch "bash scripts/run.sh" --until 200 --timeout 1800
+    .venv/bin/python bench/watch_fill.py --interval 60          # an instance started by hand
+
+Every ``--interval`` seconds it prints one line (and with ``--json`` one JSON object at the end): minutes
+since the start, the 1-minute load, predictions finished and the rate over the last interval, and for the
+dataset's ``all`` subset (RNA STRAND by default) the targets every active single-sequence method has scored
+(``common``), every method's finished outcome (``finished``: ok, failed, timeout, too long, unparsable) and
+the fewest targets any method has scored, plus what the newest stored ranking of that subset says.
+With ``--until N`` it stops once ``common >= N`` (the launched instance is stopped with it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FINAL = ("ok", "failed", "timeout", "too_long", "unparsable")
+
+
+def setup_django() -> None:
+    sys.path.insert(0, str(REPO))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "comparna.settings")
+    import django
+
+    django.setup()
+
+
+def sample(dataset: str) -> dict:
+    """One observation of the database (every figure from committed rows)."""
+    from django.db.models import Count
+
+    from comparna.models import Subset
+    from predictors.models import Method, Prediction
+
+    subset = Subset.objects.filter(dataset__slug=dataset, slug="all").first()
+    methods = list(
+        Method.objects.filter(active=True, input_kind=Method.InputKind.SINGLE)
+        .filter(visibility=Method.Visibility.PUBLIC)
+        .values_list("name", flat=True)
+    )
+    current = Prediction.objects.filter(
+        method_version__is_current=True, method_version__method__name__in=methods
+    )
+    states = dict(current.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    out = {"methods": len(methods), "states": states, "common": 0, "finished": 0, "fewest_scored": 0}
+    if subset is None or not methods:
+        return out
+    mine = current.filter(target__subsets=subset)
+    ok: dict[int, int] = {}
+    done: dict[int, int] = {}
+    per_method: dict[str, int] = dict.fromkeys(methods, 0)
+    for target, name, status in mine.values_list("target_id", "method_version__method__name", "status"):
+        if status == "ok":
+            ok[target] = ok.get(target, 0) + 1
+            per_method[name] += 1
+        if status in FINAL:
+            done[target] = done.get(target, 0) + 1
+    out["common"] = sum(1 for n in ok.values() if n == len(methods))
+    out["finished"] = sum(1 for n in done.values() if n == len(methods))
+    out["fewest_scored"] = min(per_method.values())
+    out["targets"] = subset.targets.count()
+    snap = subset.rankings.order_by("-computed_at").first()
+    if snap is not None:
+        report = snap.report or {}
+        out["ranking"] = {
+            "computed_at": snap.computed_at.isoformat(),
+            "methods": len(report.get("methods", [])),
+            "ranked_methods": len(report.get("ranked_methods", []) or []),
+            "common_targets_ranked": report.get("common_targets_ranked"),
+        }
+    return out
+
+
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--launch", help="Start this command (in its own process group) and time from then.")
+    parser.add_argument("--dataset", default="rnastrand", help="Dataset slug (default rnastrand).")
+    parser.add_argument("--interval", type=float, default=60.0, help="Seconds between samples.")
+    parser.add_argument("--until", type=int, help="Stop once this many common targets are reached.")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="Stop after this many seconds.")
+    parser.add_argument("--json", action="store_true", help="Print the series as one JSON object at the end.")
+    parser.add_argument("--log", help="Launched command's output goes here (default: discarded).")
+    args = parser.parse_args(argv)
+
+    start = time.time()
+    proc = None
+    if args.launch:
+        log = open(args.log, "ab") if args.log else subprocess.DEVNULL  # noqa: SIM115 - kept open while it runs
+        proc = subprocess.Popen(args.launch, shell=True, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    setup_django()
+    from django.db import connection
+    from django.db.utils import DatabaseError
+
+    series = []
+    reached = None
+    last_done, last_t = None, None
+    try:
+        while time.time() - start < args.timeout:
+            time.sleep(args.interval)
+            if proc is not None and proc.poll() is not None:
+                print(f"launched command exited with {proc.returncode}", file=sys.stderr)
+                break
+            now = time.time()
+            try:
+                s = sample(args.dataset)
+            except DatabaseError as exc:  # not migrated yet, or locked: try again next time
+                connection.close()
+                print(f"{(now - start) / 60:6.1f} min  (database not ready: {exc})", file=sys.stderr)
+                continue
+            done = sum(n for k, n in s["states"].items() if k in FINAL)
+            rate = None if last_done is None else (done - last_done) / ((now - last_t) / 60)
+            last_done, last_t = done, now
+            row = {"minutes": round((now - start) / 60, 2), "load1": round(load1(), 2), "finished_all": done,
+                   "per_minute": None if rate is None else round(rate, 1), **s}
+            series.append(row)
+            rk = s.get("ranking") or {}
+            print(
+                f"{row['minutes']:6.1f} min  load {row['load1']:5.2f}  finished {done:6d}"
+                f" ({'-' if rate is None else f'{rate:6.1f}'}/min)  queued {s['states'].get('queued', 0):6d}"
+                f"  common {s['common']:4d}  finished-all {s['finished']:4d}  fewest {s['fewest_scored']:4d}"
+                f"  ranking: {rk.get('common_targets_ranked', '-')} common / {rk.get('ranked_methods', '-')}"
+                f" ranked", file=sys.stderr, flush=True,
+            )
+            if reached is None and args.until is not None and s["common"] >= args.until:
+                reached = row["minutes"]
+                break
+    finally:
+        if proc is not None and proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+    result = {"dataset": args.dataset, "until": args.until, "reached_minutes": reached, "series": series,
+              "cores": os.cpu_count()}
+    if args.json:
+        print(json.dumps(result, default=str))
+    else:
+        print(f"reached {args.until} common targets after {reached} min" if reached is not None
+              else f"did not reach {args.until} common targets")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
