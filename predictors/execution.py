@@ -96,7 +96,8 @@ def cost_model(version: MethodVersion, spec: PredictorSpec) -> CostModel:
 
 def claim_batch(prediction: Prediction, spec: PredictorSpec, *, dead_worker: str = "") -> list[Prediction]:
     """Other predictions of ``prediction``'s version to run in the same launch, locked (inside the caller's
-    transaction): first those a dead worker was running with it, then queued ones, shortest first, while
+    transaction): first those a dead worker was running with it, then queued ones in schedule order
+    (predictors.scheduling: rank, then shortest first), while
     the estimated time stays within the budget."""
     version = prediction.method_version
     budget = float(settings.PREDICTION_BATCH_S)
@@ -126,7 +127,7 @@ def claim_batch(prediction: Prediction, spec: PredictorSpec, *, dead_worker: str
         .select_related("target")
         .filter(method_version=version, status=Prediction.Status.QUEUED)
         .exclude(pk=prediction.pk)
-        .order_by("target__length", "pk")[: most - len(claimed)]
+        .order_by("schedule_rank", "target__length", "pk")[: most - len(claimed)]
     )
     for p in queued:
         c = cost(p)
