@@ -16,6 +16,7 @@ urlpatterns = [
     path("targets/<id:pk>/", views.TargetDetailView.as_view(), name="target-detail"),
     path("methods/", views.MethodListView.as_view(), name="methods"),
     path("methods/<id:pk>/", views.MethodDetailView.as_view(), name="method-detail"),
+    path("methods/<id:pk>/predictions/", views.MethodPredictionsView.as_view(), name="method-predictions"),
     path("rankings/", views.RankingIndexView.as_view(), name="rankings-index"),
     path("rankings/<slug:dataset>/", views.DatasetRankingView.as_view(), name="dataset-rankings"),
     path(RANKING, views.SubsetRankingView.as_view(), name="subset-rankings"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from comparna.views.methods import MethodDetailView, MethodListView
+from comparna.views.methods import MethodDetailView, MethodListView, MethodPredictionsView
 from comparna.views.rankings import (
     DatasetRankingView,
     MethodComparisonCsvView,
@@ -27,6 +27,7 @@ __all__ = [
     "MethodComparisonView",
     "MethodDetailView",
     "MethodListView",
+    "MethodPredictionsView",
     "RankingDownloadView",
     "RankingIndexView",
     "RankingMatrixView",

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from django.views.generic import TemplateView
+from django.views.generic import ListView, TemplateView
 
 from comparna.services.pages.methods import (
+    PREDICTION_STATES,
     method_failures,
     method_performance,
     method_pr_curve,
+    method_predictions,
     method_rank_history,
+    method_rankings,
+    prediction_counts,
 )
 from predictors.models import Method
 
@@ -46,5 +50,33 @@ class MethodDetailView(TemplateView):
             pr=method_pr_curve(method),
             failures=failures,
             failure_counts=failure_counts,
+            rankings=method_rankings(method),
+            prediction_counts=prediction_counts(method),
+        )
+        return ctx
+
+
+class MethodPredictionsView(ListView):
+    """The current version's predictions, 50 per page, optionally of one state, each linked to its target."""
+
+    template_name = "comparna/method_predictions.html"
+    paginate_by = 50
+    context_object_name = "predictions"
+
+    def get_queryset(self):
+        self.method = get_object_or_404(Method.objects.public(), pk=self.kwargs["pk"])
+        status = self.request.GET.get("status", "")
+        self.status = status if status in PREDICTION_STATES else ""
+        return method_predictions(self.method, status=self.status)
+
+    def get_context_data(self, **kwargs):
+        ctx = super().get_context_data(**kwargs)
+        counts = prediction_counts(self.method)
+        ctx.update(
+            method=self.method,
+            current=self.method.current_version,
+            status=self.status,
+            states=[(s.value, s.label, counts.get(s.value, 0)) for s in PREDICTION_STATES],
+            total=sum(counts.values()),
         )
         return ctx

@@ -10,7 +10,7 @@ from comparna.rna import ranking, statistics
 from comparna.services import progress
 from comparna.services.pages.common import LENGTH_BINS, cached
 from comparna.services.pages.rankings import rankings_at_a_glance
-from comparna.services.pages.site import dataset_overview, weekly_changes
+from comparna.services.pages.site import dataset_overview, import_outcome, weekly_changes
 from ingest.models import PollRun
 from predictors.models import Method
 
@@ -31,7 +31,7 @@ class HomeView(TemplateView):
         ctx["datasets"] = Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug")
         ctx["methods"] = Method.objects.public().filter(active=True)
         ctx["progress"] = prediction_progress()
-        ctx["imports"] = ImportRun.objects.all()[:5]
+        ctx["imports"] = [{"run": r, "outcome": import_outcome(r)} for r in ImportRun.objects.all()[:5]]
         ctx["changes"] = weekly_changes()
         ctx["glance"] = rankings_at_a_glance()
         ctx["polls"] = list(PollRun.objects.all()[:3])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -58,3 +59,129 @@ def _interp(x, xs, ys):
 def test_thinning_keeps_steps_and_ends():
     xs, ys = thinned([0.0, 0.1, 0.1, 0.1000001, 1.0], [1.0, 1.0, 0.5, 0.5, 0.2])
     assert xs == [0.0, 0.1, 0.1, 1.0] and ys == [1.0, 1.0, 0.5, 0.2]
+
+
+SERVER_PATH = re.compile(r"(?<![\w.:/}~-])/(?:tmp|var|work|home|root|srv|opt|usr|etc|proc)/[\w.+-]")
+PYTHON_DICT = re.compile(r"\{'[^']*': ")
+
+
+def visible_text(page: str) -> str:
+    """The page without <script> bodies (figure JSON) and tags: what a reader sees."""
+    page = re.sub(r"<script\b.*?</script>", " ", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", page))
+
+
+def crawl(client, start: str = "/", limit: int = 400) -> dict[str, str]:
+    """Every public page reachable from ``start`` by links (no admin, API, owner or download pages)."""
+    skip = ("/admin/", "/api/", "/owners/", "/account", "/accounts/", "/login", "/logout", "/static/")
+    seen, queue, pages = set(), [start], {}
+    while queue and len(pages) < limit:
+        url = queue.pop(0)
+        if url in seen:
+            continue
+        seen.add(url)
+        response = client.get(url)
+        if response.status_code != 200 or "text/html" not in response.get("Content-Type", ""):
+            continue
+        page = response.content.decode()
+        pages[url] = page
+        for href in re.findall(r'href="(/[^"#]*)"', page):
+            href = href.replace("&amp;", "&")
+            if href.startswith("//") or any(s in href for s in skip):
+                continue
+            if re.search(r"\.(csv|json|txt|tar|gz)", href):
+                continue
+            if "page=" in href or "sort=" in href:  # one page of each list is enough
+                continue
+            queue.append(href)
+    return pages
+
+
+def test_public_pages_show_no_server_paths_or_raw_dicts(client, site):
+    from comparna.models import ImportRun, Score, Target
+    from predictors.models import Method, Prediction
+
+    # what leaked before: a method's venv path in its failure, a temporary folder and an import's summary dict
+    target = Target.objects.filter(dataset__slug="rnastrand").order_by("source_id").first()
+    version = Method.objects.get(name="WeakFold").current_version
+    failed = Prediction.objects.filter(method_version=version, target=target)
+    Score.objects.filter(prediction__in=failed).delete()
+    failed.update(
+        status=Prediction.Status.FAILED,
+        pairs="",
+        error="exit 1: /srv/comparna/var/venvs/mxfold2/bin/python: can't open file "
+        "'/tmp/comparna-job-x1/input.fa' (see /work/main/var/logs/worker.log)",
+    )
+    ImportRun.objects.create(
+        kind="dataset",
+        source="/srv/data/archiveII.tar.gz",
+        status="done",
+        summary={
+            "kept": 3864,
+            "malformed": ["a: bad", "b: bad"],
+            "subsets": {"all": 3864, "short": 2000},
+            "cdhit": "/tmp/tmpab12/cd-hit-est -i /tmp/tmpab12/in.fa -c 0.8",
+            "source_sha256": "ab" * 32,
+        },
+    )
+    pages = crawl(client)
+    assert len(pages) > 40 and f"/targets/{target.pk}/" in pages
+    assert any("/methods/" in u and "/predictions/" in u for u in pages)
+    problems = {}
+    for url, page in pages.items():
+        if url.startswith("/submit/"):
+            continue  # the submit guide documents the sandbox's PATH and example container paths, on purpose
+        text = visible_text(page)
+        found = [
+            " ".join(text[max(0, m.start() - 40) : m.end() + 30].split())
+            for pattern in (SERVER_PATH, PYTHON_DICT)
+            for m in pattern.finditer(text)
+        ]
+        if found:
+            problems[url] = found[:3]
+    assert problems == {}
+    home = visible_text(pages["/"])
+    assert "kept: 3864" in home and "malformed: 2" in home and "subsets: all 3864, short 2000" in home
+    assert "cd-hit" not in home and "ab" * 32 not in home
+    failure = visible_text(pages[f"/targets/{target.pk}/"])
+    assert "…/python: can't open file" in failure
+
+
+def test_scrub_paths_keeps_urls_placeholders_and_fractions():
+    from comparna.templatetags.public import scrub_paths
+
+    assert scrub_paths("see https://www.rcsb.org/structure/1ABC and 3/4 done") == (
+        "see https://www.rcsb.org/structure/1ABC and 3/4 done"
+    )
+    assert scrub_paths("{venvs}/mxfold2/bin/python -m x") == "{venvs}/mxfold2/bin/python -m x"
+    assert scrub_paths("open /tmp/abc/in.fa failed; cwd /work/main/") == "open …/in.fa failed; cwd …/"
+    assert scrub_paths(None) == ""
+
+
+def test_method_page_links_to_status_rankings_and_predictions(client, site):
+    from comparna.models import RankingSnapshot
+    from predictors.models import Method, Prediction
+
+    method = Method.objects.get(name="MidFold")
+    page = client.get(f"/methods/{method.pk}/").content.decode()
+    assert f'href="/methods/{method.pk}/predictions/"' in page and 'href="/methods/MidFold/status/"' in page
+    start = page.index('id="method-rankings"')
+    table = page[start : page.index("</table>", start)]
+    # one row per subset × definition whose newest snapshot ranks it, with that snapshot's rank
+    expected = {}
+    for snap in RankingSnapshot.objects.select_related("dataset", "subset").order_by("computed_at", "pk"):
+        row = next((r for r in snap.report["methods"] if r["method"] == "MidFold"), None)
+        key = (snap.dataset.slug, snap.subset.slug, snap.definition)
+        expected[key] = row["rank"] if row else None
+    expected = {k: v for k, v in expected.items() if v is not None}
+    links = re.findall(r'href="/rankings/([\w-]+)/([\w-]+)/(\w+)/"', table)
+    ranks = [int(x) for x in re.findall(r'<td class="num">(\d+) <span class="small">of', table)]
+    assert dict(zip(links, ranks, strict=True)) == expected and len(expected) >= 4
+
+    version = method.current_version
+    failed = version.predictions.filter(status=Prediction.Status.FAILED).count()
+    listing = client.get(f"/methods/{method.pk}/predictions/").content.decode()
+    assert len(re.findall(r'href="/targets/\d+/"', listing)) == min(50, version.predictions.count())
+    only_failed = client.get(f"/methods/{method.pk}/predictions/?status=failed").content.decode()
+    assert len(re.findall(r'href="/targets/\d+/"', only_failed)) == failed > 0
+    assert client.get("/methods/999999/predictions/").status_code == 404

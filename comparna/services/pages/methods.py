@@ -7,7 +7,7 @@ from collections import defaultdict
 
 from django.db.models import Count
 
-from comparna.models import Dataset, RankingSnapshot
+from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.prcurve import PRECISION_CONVENTION, pool, pr_curve, pr_input, pr_point
 from comparna.services.pages.common import FAILED_STATES, LENGTH_BINS, ci_dict, current_scores, length_bin
@@ -116,3 +116,57 @@ def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Predictio
     counts = dict(qs.values_list("status").annotate(n=Count("id")).order_by())
     rows = list(qs.select_related("target", "method_version").order_by("-finished_at", "-pk")[:limit])
     return rows, counts
+
+
+def method_rankings(method: Method) -> list[dict]:
+    """Where the method stands now: its row in the newest ranking of every subset × definition it is in."""
+    out = []
+    for subset in Subset.objects.select_related("dataset").order_by("dataset__name", "order", "slug"):
+        for definition in subset.definitions():
+            snap = (
+                RankingSnapshot.objects.filter(subset=subset, definition=definition)
+                .order_by("-computed_at", "-pk")
+                .only("pk", "computed_at", "report")
+                .first()
+            )
+            if snap is None:
+                continue
+            rows = snap.report.get("methods", [])
+            row = next((r for r in rows if r.get("method") == method.name), None)
+            if row is None:
+                continue
+            out.append(
+                {
+                    "dataset": subset.dataset,
+                    "subset": subset,
+                    "definition": definition,
+                    "rank": row.get("rank"),
+                    "of": len(rows),
+                    "mcc": row.get("mcc"),
+                    "targets": row.get("targets"),
+                    "computed_at": snap.computed_at,
+                }
+            )
+    return out
+
+
+PREDICTION_STATES = tuple(Prediction.Status)
+
+
+def method_predictions(method: Method, *, status: str = ""):
+    """The current version's predictions (all states, or one), by target, with their scores prefetched."""
+    version = method.current_version
+    if version is None:
+        return Prediction.objects.none()
+    qs = version.predictions.select_related("target__dataset").prefetch_related("scores")
+    if status:
+        qs = qs.filter(status=status)
+    return qs.order_by("target__dataset__name", "target__source_id")
+
+
+def prediction_counts(method: Method) -> dict[str, int]:
+    """Predictions of the current version by state (the filter's counts)."""
+    version = method.current_version
+    if version is None:
+        return {}
+    return dict(version.predictions.values_list("status").annotate(n=Count("id")).order_by())

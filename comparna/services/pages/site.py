@@ -8,7 +8,7 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 
-from comparna.models import Dataset, Subset, Target
+from comparna.models import Dataset, ImportRun, Subset, Target
 from predictors.models import Method
 
 
@@ -50,3 +50,27 @@ def dataset_downloads(dataset: Dataset) -> list[dict]:
     if links:
         links.append({"label": "All snapshots", "url": reverse("snapshots:list", args=[dataset.slug])})
     return links
+
+
+#: Summary keys of an import run that are for the record, not for visitors (commands, checksums, sources).
+PRIVATE_SUMMARY_KEYS = frozenset({"cdhit", "source_sha256", "declared_source", "source", "path", "command"})
+
+
+def import_outcome(run: ImportRun) -> str:
+    """One readable line of an import run's summary: counts only. Lists become their length, dicts of counts
+    a short "name n" list, and text (commands, paths, checksums) is left to the admin pages."""
+    parts = []
+    for key, value in (run.summary or {}).items():
+        label = str(key).replace("_", " ")
+        if key in PRIVATE_SUMMARY_KEYS or isinstance(value, bool):
+            continue
+        if isinstance(value, int | float):
+            parts.append(f"{label}: {value:g}" if isinstance(value, float) else f"{label}: {value}")
+        elif isinstance(value, list | tuple):
+            parts.append(f"{label}: {len(value)}")
+        elif isinstance(value, dict):
+            counts = [(str(k), v) for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)]
+            if counts:
+                shown = ", ".join(f"{k} {v}" for k, v in sorted(counts, key=lambda kv: -kv[1])[:6])
+                parts.append(f"{label}: {shown}{', …' if len(counts) > 6 else ''}")
+    return "; ".join(parts)

@@ -1,0 +1,27 @@
+"""Filters for public pages: nothing of the server's file system is shown to visitors.
+
+Error messages and summaries come from programs and import runs that name files on the server (a venv's
+interpreter, a temporary folder, the data directory). ``{{ text|public }}`` keeps the message and the file's
+own name but drops its folders: ``/srv/var/venvs/mxfold2/bin/python: error`` → ``…/python: error``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django import template
+
+register = template.Library()
+
+# An absolute path with at least one folder, not part of a URL (``https://host/a/b``) or a fraction (``1/2``).
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~}-])/(?:[\w.+@%~-]+/)+([\w.+@%~-]*)")
+
+
+def scrub_paths(text: object) -> str:
+    """``text`` with every absolute file path cut to ``…/`` + its last component."""
+    return _ABSOLUTE_PATH.sub(lambda m: "…/" + m.group(1), "" if text is None else str(text))
+
+
+@register.filter(name="public")
+def public(text: object) -> str:
+    return scrub_paths(text)
