@@ -10,8 +10,7 @@ import re
 
 import pytest
 
-from comparna.models import DatasetEntry, ReferenceStructure, Target
-from ingest.models import FamilyAssignment
+from comparna.models import ReferenceStructure, Target
 from tests.web_data import site_fixture  # noqa: F401 - registers the module-scoped `site` fixture
 
 pytestmark = pytest.mark.django_db
@@ -35,21 +34,12 @@ def listed(client, query: str, path: str = "/targets/") -> tuple[list[str], str]
 
 @pytest.fixture
 def families(site):
-    """Rfam families on two targets, a declared family on a third (the browser's two family sources)."""
+    """Family labels on three targets (as the import and the Rfam assignment set them)."""
     strand = list(Target.objects.filter(dataset__slug="rnastrand").order_by("source_id")[:3])
-    FamilyAssignment.objects.create(
-        target=strand[0], rfam_version="15.0", accession="RF00005", family_id="tRNA"
-    )
-    FamilyAssignment.objects.create(
-        target=strand[1], rfam_version="15.0", accession="RF00010", family_id="RNaseP_bact_a"
-    )
-    DatasetEntry.objects.create(
-        dataset=strand[2].dataset,
-        source_id=strand[2].source_id,
-        family="SRP",
-        outcome="kept",
-        target=strand[2],
-    )
+    for target, family, source in zip(
+        strand, ("tRNA", "RNaseP_bact_a", "SRP"), ("rfam", "rfam", "dataset"), strict=True
+    ):
+        Target.objects.filter(pk=target.pk).update(family=family, family_source=source)
     return {"tRNA": strand[0].source_id, "RNaseP_bact_a": strand[1].source_id, "SRP": strand[2].source_id}
 
 

@@ -1,8 +1,8 @@
 """The target browser: full-text search over id, class, source, organism and family; filters by dataset,
 class, family, length range and pseudoknots; sortable columns. Works from the query string alone (no JS).
 
-A target's *family* is its newest Rfam assignment (``ingest.FamilyAssignment.family_id``) where one exists,
-else the canonical family its source declared (``DatasetEntry.family``), else empty.
+A target's *family* is ``Target.family`` (comparna.rna.families: its dataset's class mapped to a canonical
+family, else its latest Rfam assignment), set at import and by the Rfam assignment.
 """
 
 from __future__ import annotations
@@ -10,11 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlencode
 
-from django.db.models import CharField, Exists, F, OuterRef, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Coalesce, NullIf
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from comparna.models import Dataset, ReferenceStructure, Target
-from ingest.models import FamilyAssignment
 
 #: Sort key -> model field (or annotation); the first is the default.
 SORTS = {
@@ -105,14 +103,8 @@ def parse_query(params, *, dataset: str = "") -> TargetQuery:
 
 
 def annotated_targets() -> QuerySet[Target]:
-    """Every target with its ``family`` label and whether a reference of it is ``has_pseudoknot``."""
-    rfam = FamilyAssignment.objects.filter(target=OuterRef("pk")).exclude(family_id="")
-    rfam = rfam.order_by("-assigned_at", "-pk")
-    declared = NullIf(F("dataset_entry__family"), Value(""))
+    """Every target with whether a reference of it is ``has_pseudoknot``."""
     return Target.objects.select_related("dataset").annotate(
-        family=Coalesce(
-            Subquery(rfam.values("family_id")[:1]), declared, Value(""), output_field=CharField()
-        ),
         has_pseudoknot=Exists(ReferenceStructure.objects.filter(target=OuterRef("pk"), pseudoknotted=True)),
     )
 
@@ -152,22 +144,11 @@ def facets(dataset: str = "") -> dict:
     if dataset:
         targets = targets.filter(dataset__slug=dataset)
     classes = sorted(set(targets.exclude(rna_class="").values_list("rna_class", flat=True).distinct()))
-    rfam = set(
-        FamilyAssignment.objects.filter(target__in=targets)
-        .exclude(family_id="")
-        .values_list("family_id", flat=True)
-        .distinct()
-    )
-    declared = set(
-        targets.exclude(dataset_entry__family="")
-        .exclude(dataset_entry__family__isnull=True)
-        .values_list("dataset_entry__family", flat=True)
-        .distinct()
-    )
+    families = set(targets.exclude(family="").values_list("family", flat=True).distinct())
     return {
         "datasets": list(Dataset.objects.order_by("name").values_list("slug", "name")),
         "classes": classes,
-        "families": sorted(rfam | declared, key=str.lower),
+        "families": sorted(families, key=str.lower),
         "pseudoknot_choices": PSEUDOKNOT_CHOICES,
     }
 
