@@ -161,6 +161,9 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
             # Imported from a snapshot (e.g. an archived "queued" row re-sent by the sweep): never run.
             log.warning("prediction %s: method version imported from a snapshot is not run", prediction.pk)
             return prediction
+        if prediction.status == Prediction.Status.QUEUED and not prediction.method_version.method.active:
+            # Deactivated after it was sent: it stays queued (the sweep sends it again once reactivated).
+            return prediction
         if prediction.status == Prediction.Status.RUNNING and worker_known_dead(previous):
             log.warning("prediction %s: worker %s died while running it; taken over", prediction.pk, previous)
             taken_over = previous

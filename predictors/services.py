@@ -208,7 +208,9 @@ def dispatch_predictions(*, window: int | None = None) -> int:
         room = window - waiting
         if room < max(1, window // 4):
             return 0
-        pending = queued.filter(dispatched_at__isnull=True, method_version__runnable=True).order_by(
+        pending = queued.filter(
+            dispatched_at__isnull=True, method_version__runnable=True, method_version__method__active=True
+        ).order_by(
             *DISPATCH_ORDER
         )
         ids = list(pending.values_list("pk", flat=True)[: room + 1])
@@ -272,6 +274,7 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
                 status=Prediction.Status.QUEUED,
                 dispatched_at__lt=now - timedelta(seconds=lost_after_s),
                 method_version__runnable=True,
+                method_version__method__active=True,
             ).values_list("pk", flat=True)
         )
         resend = sorted(set(stuck) | set(lost))

@@ -4,7 +4,8 @@ The workers' recent rate is the number of predictions (of every method) that fin
 :data:`WINDOW_MINUTES` minutes, divided by the time measured (the window, or less when the first of them
 started inside it). The queue is shared, and the order in which queued predictions are taken is the
 scheduler's business, so the estimate is an upper bound: the owner's predictions are done at the latest
-when everything queued now is done, ``queued everywhere / rate``. With nothing finished in the window there
+when everything queued now (of active methods: a deactivated method's predictions wait) is done,
+``queued everywhere / rate``. With nothing finished in the window there
 is no estimate (workers stopped or idle), and the message says so rather than inventing one.
 
 The window and the wording of durations are those of :mod:`comparna.services.progress` (the public pages'
@@ -51,7 +52,7 @@ def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict
     """
     now = now or timezone.now()
     mine = version.predictions.filter(status__in=QUEUED).count()
-    total = Prediction.objects.filter(status__in=QUEUED).count()
+    total = Prediction.objects.filter(status__in=QUEUED, method_version__method__active=True).count()
     rate = recent_rate(now=now)
     if mine == 0:
         return {"mine": 0, "queued_total": total, "rate": rate, "minutes": 0.0, "text": "nothing queued"}

@@ -68,11 +68,17 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
 
 
 def set_active(*, method: Method, active: bool) -> int:
-    """Deactivate (nothing more is run; results stay) or reactivate (missing predictions are queued)."""
+    """Deactivate (nothing more is sent or run: workers leave its queued predictions queued; results stay)
+    or reactivate (its queued predictions are sent again, missing ones queued); returns how many were
+    created."""
     with transaction.atomic():
         Method.objects.filter(pk=method.pk).update(active=active)
         method.active = active
         if active and method.current_version is not None:
+            # Those sent before the deactivation were left queued by the workers: send them again.
+            Prediction.objects.filter(
+                method_version=method.current_version, status=Prediction.Status.QUEUED
+            ).update(dispatched_at=None)
             return queue_predictions(versions=[method.current_version], targets=None)
     return 0
 

@@ -311,7 +311,10 @@ class OwnerMethodActionView(LoginRequiredMixin, View):
         action = request.POST.get("action")
         if action == "deactivate":
             svc.set_active(method=method, active=False)
-            messages.success(request, f"{method.name} is deactivated: nothing more is run; results stay.")
+            messages.success(
+                request, f"{method.name} is deactivated: its queued predictions wait, nothing more is run; "
+                "results stay."
+            )
         elif action == "reactivate":
             n = svc.set_active(method=method, active=True)
             messages.success(request, f"{method.name} is active again: {n} predictions queued.")

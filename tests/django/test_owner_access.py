@@ -13,10 +13,11 @@ from django.utils import timezone
 
 from comparna.owners.models import ApiToken, OwnerProfile
 from predictors.core.spec import PredictorSpec
+from predictors.execution import execute_prediction
 from predictors.forms import TEST_SEQUENCE
-from predictors.models import Method, MethodVersion, TrialRun
-from predictors.services import register_spec
-from predictors.trials import request_test_run
+from predictors.models import Method, MethodVersion, Prediction, TrialRun
+from predictors.services import dispatch_predictions, register_spec
+from predictors.trials import execute_test_run, request_test_run
 from tests.factories import make_dataset, make_target
 
 pytestmark = [pytest.mark.django_db]
@@ -104,3 +105,44 @@ def test_owners_are_not_staff_and_the_callback_takes_only_job_tokens(setup):
     # the owners' API needs an account: no token, no session → refused
     for url in ("/api/owner/methods/", f"/api/owner/methods/{method.pk}/scores/"):
         assert Client().get(url).status_code in (401, 403), url
+
+
+def test_the_owner_makes_a_new_version_deactivates_and_reactivates(setup, client):
+    """Issue 17 item 1, the owner's side: edit = a new version queued on every target; deactivate = nothing
+    more is sent or run (a prediction already sent stays queued); reactivate = sent again and run."""
+    bob, method = setup["bob"], setup["method"]
+    Method.objects.filter(pk=method.pk).update(active=True)
+    client.force_login(bob)
+    r = client.post(reverse("owner-method-action", args=[method.pk]), {"action": "reactivate"})
+    assert r.status_code == 302
+    v1 = method.current_version
+    first = v1.predictions.get()
+    r = client.post(reverse("owner-method-action", args=[method.pk]), {"action": "deactivate"})
+    method.refresh_from_db()
+    assert not method.active
+    execute_prediction(prediction_id=first.pk)  # its message arrives after the deactivation
+    first.refresh_from_db()
+    assert first.status == "queued"
+    Prediction.objects.filter(pk=first.pk).update(dispatched_at=None)
+    assert dispatch_predictions(window=100) == 0  # nothing of a deactivated method is sent
+    client.post(reverse("owner-method-action", args=[method.pk]), {"action": "reactivate"})
+    first.refresh_from_db()
+    assert first.dispatched_at is not None  # sent again
+    execute_prediction(prediction_id=first.pk)
+    first.refresh_from_db()
+    assert first.status == "ok"
+    # a new version through the edit form: test run, save, queued on every target
+    url = reverse("owner-method-edit", args=[method.pk])
+    form = client.get(url).context["form"]
+    data = {k: ("" if v is None else v) for k, v in form.initial.items() if not isinstance(v, bool)}
+    data.update(name="BobFold", version="2", test_target="", test_sequence=TEST_SEQUENCE, tested="", trial="")
+    client.post(url, {**data, "_test": "1"})
+    trial = TrialRun.objects.get(requested_by=bob)
+    execute_test_run(trial_id=trial.pk)
+    r = client.post(url, {**data, "trial": str(trial.pk), "_check": "1"})
+    tested = r.context["form"].data["tested"]
+    r = client.post(url, {**data, "trial": str(trial.pk), "tested": tested, "_save": "1"}, follow=True)
+    assert "BobFold saved as a new version; 1 prediction queued" in r.content.decode()
+    method.refresh_from_db()
+    assert method.current_version.version == "2" and method.current_version.predictions.count() == 1
+    assert list(method.versions.order_by("created_at").values_list("version", flat=True)) == ["1", "2"]
