@@ -63,8 +63,9 @@ def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict
         )
         return {"mine": mine, "queued_total": total, "rate": rate, "minutes": None, "text": text}
     minutes = total / rate["per_minute"]
+    within = "within a minute" if minutes < 1 else f"within about {eta_text(minutes)}"
     text = (
-        f"done within about {eta_text(minutes)} at the workers' recent rate "
+        f"done {within} at the workers' recent rate "
         f"({rate['per_minute']:.1f} predictions/min over the last {rate['minutes']:.0f} min; "
         f"{total} queued in all)"
     )

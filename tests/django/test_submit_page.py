@@ -228,7 +228,10 @@ def test_eta_from_the_workers_measured_rate(trna):
     Prediction.objects.create(method_version=mine, target=trna)
     eta = queue_eta(mine, now=now)
     assert eta["queued_total"] == 61 and abs(eta["rate"]["per_minute"] - 3.0) < 1e-9
-    assert abs(eta["minutes"] - 61 / 3) < 1e-9 and "about 20 min" in eta["text"]
+    assert abs(eta["minutes"] - 61 / 3) < 1e-9 and eta["text"].startswith("done within about 20 min at")
+    # a queue shorter than a minute's work
+    Prediction.objects.filter(method_version=busy, status="queued").delete()
+    assert queue_eta(mine, now=now)["text"].startswith("done within a minute at the workers' recent rate")
     # nothing finished in the window: no invented estimate
     assert queue_eta(mine, now=now + dt.timedelta(hours=1))["minutes"] is None
 
