@@ -127,7 +127,8 @@ def pairs_of_texts(lengths: Sequence[int], texts: Sequence[str]) -> PairArrays:
     # pairs start in increasing order: text n holds those between the ends of texts n−1 and n
     per_text = np.diff(np.searchsorted(where, text_ends), prepend=0)
     owner = np.repeat(np.arange(len(texts), dtype=np.int64) if kept is None else kept, per_text)
-    i, j = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
+    first, second = pairs[:, 0], pairs[:, 1]
+    i, j = np.minimum(first, second, dtype=np.int64), np.maximum(first, second, dtype=np.int64)
     bad = (i == j) | (i < 1) | (j > lengths_a[owner])
     if bad.any():
         k = int(np.argmax(bad))
@@ -161,23 +162,38 @@ def _parse_canonical(text: str) -> tuple[np.ndarray, np.ndarray] | None:
         raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
     except UnicodeEncodeError:
         return None
-    if raw.size == 0 or raw.max() > 57:  # above '9'
+    if raw.size == 0 or raw.max() > 57 or raw.size >= 2**31:  # a byte above '9'; int32 offsets
         return None
-    sep = np.flatnonzero(raw < 48)  # below '0'
+    sep = np.flatnonzero(raw < 48).astype(np.int32)  # bytes below '0'
     if sep.size % 2 == 0:
         return None
-    width = np.diff(sep, prepend=-1, append=raw.size) - 1  # digits of each number
-    if width.min() < 1 or width.max() > 9:
+    # number n ends (exclusive) at the n-th separator, or at the end of the text; int32 throughout: the
+    # arrays per number are the ones that leave the cache first on a loaded machine
+    last = np.empty(sep.size + 1, dtype=np.int32)
+    last[:-1] = sep
+    last[-1] = raw.size
+    width = np.empty_like(last)
+    width[0] = last[0]
+    np.subtract(last[1:], last[:-1], out=width[1:])
+    width[1:] -= 1
+    last -= 1  # the last digit of each number
+    longest = int(width.max())
+    if width.min() < 1 or longest > 9:
         return None
     if not ((raw[sep[0::2]] == 45).all() and (raw[sep[1::2]] == 32).all()):
         return None
-    last = np.append(sep, raw.size) - 1  # last digit of each number
-    value = raw[last].astype(np.int32) - 48
+    # digits from the last one back; a number shorter than k digits gets '0' (48) in place k, so every
+    # number collects exactly 48 · (1 + 10 + ... + 10**(longest−1)) too many, taken off at the end
+    kind = np.int32 if longest <= 8 else np.int64  # 57 · 111 111 111 would overflow int32
+    value = raw[last].astype(kind)
+    at = last.copy()
     scale = 1
-    for k in range(1, int(width.max())):
+    for k in range(1, longest):
         scale *= 10
-        value += np.where(width > k, raw[last - k].astype(np.int32) - 48, 0) * np.int32(scale)
-    return value.astype(np.int64).reshape(-1, 2), (last - width + 1)[0::2]
+        at -= 1
+        value += np.where(width > k, raw[at], np.uint8(48)) * kind(scale)
+    value -= kind(48 * ((10**longest - 1) // 9))
+    return value.reshape(-1, 2), (last - width + 1)[0::2]
 
 
 def _parse_pair_tokens(text: str) -> tuple[np.ndarray, np.ndarray] | None:

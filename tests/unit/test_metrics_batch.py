@@ -144,6 +144,9 @@ def test_short_parser_for_stored_texts_agrees_with_the_general_one():
     assert 0 < declined < 3000
     for text in ("1-2  3-4", " 1-2", "1-2 ", "1-2\t3-4", "1-2-3 4", "1234567890-1", "1-2 3", "٣-4", ""):
         assert _parse_canonical(text) is None, text
+    for text in ("12345678-87654321 1-99999999", "999999999-1 7-123456789", "0-0 0007-70"):  # 8 and 9 digits
+        fast, general = _parse_canonical(text), _parse_pair_tokens(text)
+        assert all(np.array_equal(a, b) for a, b in zip(fast, general, strict=True)), text
     # empty texts (structures without pairs) keep the short path and their owners
     arrays = pairs_of_texts([5, 5, 5, 5], ["", "1-5", "", "2-4 1-3"])
     assert arrays.owner.tolist() == [1, 3, 3] and arrays.sizes().tolist() == [0, 1, 0, 2]
