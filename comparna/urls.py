@@ -4,6 +4,7 @@ from django.urls import include, path
 from django.views.decorators.cache import cache_control
 
 from comparna import views
+from comparna.views.families import FamilyBreakdownView, UnseenRankingView
 
 RANKING = "rankings/<slug:dataset>/<slug:subset>/<slug:definition>/"
 
@@ -17,6 +18,10 @@ urlpatterns = [
     path("methods/", views.MethodListView.as_view(), name="methods"),
     path("methods/<id:pk>/", views.MethodDetailView.as_view(), name="method-detail"),
     path("methods/<id:pk>/predictions/", views.MethodPredictionsView.as_view(), name="method-predictions"),
+    path("families/<slug:dataset>/", FamilyBreakdownView.as_view(), name="dataset-families"),
+    path("families/<slug:dataset>/<slug:definition>/", FamilyBreakdownView.as_view(), name="families"),
+    path("unseen/<slug:dataset>/", UnseenRankingView.as_view(), name="dataset-unseen"),
+    path("unseen/<slug:dataset>/<slug:definition>/", UnseenRankingView.as_view(), name="unseen"),
     path("rankings/", views.RankingIndexView.as_view(), name="rankings-index"),
     path("rankings/<slug:dataset>/", views.DatasetRankingView.as_view(), name="dataset-rankings"),
     path(RANKING, views.SubsetRankingView.as_view(), name="subset-rankings"),

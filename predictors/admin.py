@@ -268,3 +268,5 @@ class PredictionAdmin(admin.ModelAdmin):
     list_filter = ("status", "method_version__method")
     search_fields = ("target__source_id",)
     readonly_fields = [f.name for f in Prediction._meta.fields]
+
+from predictors import training_admin  # noqa: E402,F401  (declared training data, issue 15)

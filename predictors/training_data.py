@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from comparna.rna.families import by_label, canonical_family
 from predictors.catalogue.training import SOURCES
 
-__all__ = ["ANY_FAMILY", "Declaration", "declaration_from_keys", "declaration_of"]
+__all__ = ["ANY_FAMILY", "Declaration", "declaration_from_keys", "declaration_of", "training_section"]
 
 #: The family wildcard: the training sets hold RNAs of any family.
 ANY_FAMILY = "*"
@@ -125,3 +125,19 @@ def declaration_of(version) -> Declaration:
     if version is None:
         return UNDECLARED
     return declaration_from_keys(tuple(version.spec.get("training_data") or ()))
+
+
+def training_section(method, user=None) -> dict:
+    """What the method page shows: the current version's declaration and, for staff, the admin edit link."""
+    from django.urls import reverse
+
+    version = method.current_version
+    declaration = declaration_of(version)
+    edit_url = None
+    if version is not None and user is not None and getattr(user, "is_staff", False):
+        row = getattr(version, "training_declaration", None)  # RelatedObjectDoesNotExist is an AttributeError
+        edit_url = (reverse("admin:predictors_trainingdeclaration_change", args=[row.pk]) if row is not None
+                    else reverse("admin:predictors_trainingdeclaration_add") + f"?version={version.pk}")
+    shown = {**declaration.as_dict(), "sources": list(declaration.sources),
+             "any_family": declaration.any_family, "citation": declaration.citation}
+    return {"version": version, "declaration": shown, "edit_url": edit_url}

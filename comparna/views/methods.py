@@ -16,6 +16,7 @@ from comparna.services.pages.methods import (
     prediction_counts,
 )
 from predictors.models import Method
+from predictors.training_data import training_section
 
 
 class MethodListView(TemplateView):
@@ -52,6 +53,7 @@ class MethodDetailView(TemplateView):
             failure_counts=failure_counts,
             rankings=method_rankings(method),
             prediction_counts=prediction_counts(method),
+            training=training_section(method, self.request.user),
         )
         return ctx
 

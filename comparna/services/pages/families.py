@@ -1,0 +1,146 @@
+"""The per-family page (each method's mean MCC with its CI per RNA family, as a heat map) and the unseen
+page (each method's rank in the full and in the leakage-aware ranking of a dataset)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+from django.db.models import Count
+
+from comparna.models import Dataset, RankingSnapshot, Score, Subset
+from comparna.rna import statistics
+from comparna.rna.families import FAMILIES, family_slug
+from comparna.services.leakage import COVERAGE, IDENTITY, latest_unseen
+from comparna.services.pages.common import UNASSIGNED_FAMILY, cached, method_directory
+
+__all__ = ["family_breakdown", "unseen_comparison"]
+
+#: Bootstrap resamples of the page's CIs (fewer than the rankings' 10 000: a table of many small cells).
+RESAMPLES = 2000
+SEED = 0
+
+
+def _family_order(labels: set[str]) -> list[str]:
+    canonical = [f.label for f in FAMILIES if f.label in labels]
+    others = sorted(label for label in labels if label and label not in canonical)
+    return canonical + others + ([""] if "" in labels else [])
+
+
+def _ci(values: list[float], clusters: list[str] | None = None) -> dict:
+    ci = statistics.bootstrap_ci_mean(np.asarray(values, dtype=np.float64), seed=SEED, resamples=RESAMPLES,
+                                      clusters=clusters)
+    return {"mean": ci.estimate, "low": ci.low, "high": ci.high, "n": ci.n, "small": ci.small}
+
+
+def _breakdown(dataset: Dataset, definition: str) -> dict:
+    rows = (
+        Score.objects.current()
+        .filter(definition=definition, prediction__target__dataset=dataset)
+        .values_list("prediction__method_version__method__name", "prediction__target__source_id",
+                     "prediction__target__family", "mcc")
+        .order_by("prediction__method_version__method__name", "prediction__target__source_id")
+    )
+    per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    overall: dict[str, tuple[list[float], list[str]]] = defaultdict(lambda: ([], []))
+    for name, sid, family, mcc in rows:
+        per[name][family].append(mcc)
+        values, clusters = overall[name]
+        values.append(mcc)
+        clusters.append(f"family:{family}" if family else f"seq:{sid}")
+    families = _family_order({f for fams in per.values() for f in fams})
+    targets = dict(dataset.targets.values_list("family").annotate(n=Count("id")).order_by())
+    methods = []
+    for name in per:
+        values, clusters = overall[name]
+        methods.append({
+            "method": name,
+            "overall": _ci(values),
+            "overall_clustered": _ci(values, clusters),
+            "families": {f: _ci(v) for f, v in per[name].items()},
+        })
+    methods.sort(key=lambda m: (-m["overall"]["mean"], m["method"]))
+    return {
+        "families": [{"label": f or UNASSIGNED_FAMILY, "key": f, "slug": family_slug(f) if f else "",
+                      "targets": targets.get(f, 0)} for f in families],
+        "methods": methods,
+        "resamples": RESAMPLES,
+    }
+
+
+def family_breakdown(dataset: Dataset, definition: str) -> dict:
+    """Per method: mean MCC with 95 % bootstrap CI per family and overall (the overall CI also clustered by
+    family: whole families resampled, targets without a family each their own cluster), the heat map and
+    the family subsets of the dataset that have rankings."""
+    latest = Score.objects.filter(prediction__target__dataset=dataset, definition=definition).order_by("-pk")
+    stamp = latest.values_list("pk", flat=True).first() or 0
+    data = cached(f"families:{dataset.slug}:{definition}:{stamp}:{dataset.version}",
+                  lambda: _breakdown(dataset, definition), timeout=3600)
+    directory = method_directory()
+    for m in data["methods"]:
+        m["pk"] = directory.get(m["method"], {}).get("pk")
+        m["cells"] = [m["families"].get(f["key"]) for f in data["families"]]
+    subsets = {s.slug: s for s in Subset.objects.filter(dataset=dataset, slug__startswith="family-")}
+    for f in data["families"]:
+        f["subset"] = f"family-{f['slug']}" if f"family-{f['slug']}" in subsets else None
+    return {**data, "figure": _heatmap(data) if data["methods"] else None}
+
+
+def _heatmap(data: dict) -> str:
+    import plotly.graph_objects as go
+
+    from comparna.services.pages.figures import json_for_script
+
+    xs = [f"{f['label']} ({f['targets']})" for f in data["families"]]
+    ys = [m["method"] for m in data["methods"]]
+    z, text = [], []
+    for m in data["methods"]:
+        z.append([None if c is None else round(c["mean"], 3) for c in m["cells"]])
+        text.append([
+            "no prediction" if c is None
+            else f"{c['mean']:.3f} [{c['low']:.3f}, {c['high']:.3f}], n = {c['n']}"
+            for c in m["cells"]
+        ])
+    fig = go.Figure(go.Heatmap(
+        z=z, x=xs, y=ys, text=text, hovertemplate="%{y} · %{x}<br>mean MCC %{text}<extra></extra>",
+        colorscale="Viridis", zmin=0, zmax=1, colorbar={"title": "mean MCC"},
+    ))
+    fig.update_layout(
+        height=max(320, 22 * len(ys) + 160), margin={"l": 200, "r": 20, "t": 20, "b": 140},
+        yaxis={"autorange": "reversed"}, xaxis={"tickangle": -35},
+    )
+    return json_for_script(fig)
+
+
+def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
+    """Per method: rank in the full ranking (the "All RNAs" snapshot the unseen ranking was computed with)
+    and in the unseen ranking, the move, the targets it could not have seen and its declaration."""
+    row = latest_unseen(dataset, definition)
+    if row is None:
+        return None
+    report = row.report
+    unseen = {m["method"]: m for m in report.get("methods", [])}
+    full = report.get("full_ranks", {})
+    full_snapshot = RankingSnapshot.objects.filter(pk=report.get("full_snapshot")).first()
+    directory = method_directory()
+    out = []
+    for name in sorted(set(full) | set(report.get("per_method", {})),
+                       key=lambda n: (full.get(n, 10**6), n)):
+        if name not in directory:
+            continue  # a method no longer public
+        info = report.get("per_method", {}).get(name, {})
+        u = unseen.get(name)
+        move = None if u is None or name not in full else full[name] - u["rank"]
+        out.append({
+            "method": name, "pk": directory[name]["pk"], "full_rank": full.get(name),
+            "unseen_rank": u["rank"] if u else None, "move": move, "move_abs": abs(move or 0), "unseen": u,
+            "info": info, "declaration": info.get("declaration") or {},
+            "not_ranked": report.get("not_ranked", {}).get(name, ""),
+        })
+    return {
+        "row": row, "methods": out, "full_snapshot": full_snapshot,
+        "unavailable": report.get("unavailable", []), "screened_against": report.get("screened_against", []),
+        "identity": report.get("identity_threshold", IDENTITY),
+        "coverage": report.get("coverage_longer", COVERAGE),
+        "ranked": len(unseen),
+    }
