@@ -2,7 +2,8 @@
 
 - ``blind-prerelease-poll``: every 10 minutes from Saturday to Tuesday; a no-op until the week's files appear
   (Saturday 03:00 UTC) and once they are imported, and between failed attempts (backoff);
-- ``blind-tick``: every 5 minutes: freeze finished predictions, commit at the deadline, link and score;
+- ``blind-tick``: every 5 minutes: blind targets first in the queue, freeze finished predictions, commit at
+  the deadline, link and score;
 - ``blind-release-check``: daily: holdings status of entries announced but not found (held, withdrawn).
 
 ``COMPARNA_BLIND_POLL_INTERVAL_S``, ``COMPARNA_BLIND_TICK_S`` and ``COMPARNA_BLIND_RELEASE_CHECK_S`` replace

@@ -14,6 +14,7 @@ from comparna import clock
 from comparna.blind.freezing import commit_week, freeze_predictions
 from comparna.blind.models import BlindWeek
 from comparna.blind.prerelease import poll_prerelease
+from comparna.blind.priority import prioritise
 from comparna.blind.rankings import rank_blind
 from comparna.blind.release import link_released
 from comparna.blind.scoring import score_unscored
@@ -33,9 +34,11 @@ def poll_prerelease_task() -> str:
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800)
 def blind_tick_task() -> dict:
-    """Freeze finished predictions, commit weeks whose deadline passed, link entries the poll already
-    processed, score what is new and re-rank when something changed."""
+    """Send waiting predictions on blind targets first, freeze finished predictions, commit weeks whose
+    deadline passed, link entries the poll already processed, score what is new and re-rank when something
+    changed."""
     now = clock.now()
+    first = prioritise(now=now)
     frozen = freeze_predictions(now=now)
     committed = [
         str(week.release_date)
@@ -45,7 +48,8 @@ def blind_tick_task() -> dict:
     linked = link_released(now=now, ask_holdings=False)
     scored = score_unscored()
     ranked = sum(new for _, new in rank_blind()) if (scored or linked["scored"]) else 0
-    return {"frozen": frozen, "committed": committed, "linked": linked, "scored": scored, "ranked": ranked}
+    return {"prioritised": first, "frozen": frozen, "committed": committed, "linked": linked,
+            "scored": scored, "ranked": ranked}
 
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=3500, time_limit=3600)
