@@ -267,3 +267,20 @@ def test_a_comparative_method_is_test_run_and_run_on_the_stored_alignment(client
     execute_prediction(prediction_id=p.pk)
     p.refresh_from_db()
     assert p.status == "ok" and p.scores.get().mcc > 0.8
+
+
+def test_targets_over_the_length_limit_are_said_to_be_recorded_too_long(client, owner, trna):
+    url = reverse("owner-method-new")
+    data = form_data(name="ShortFold", max_length=40, test_sequence="GGGGAAAACCCC")
+    client.post(url, {**data, "_test": "1"})
+    trial = TrialRun.objects.get(requested_by=owner)
+    execute_test_run(trial_id=trial.pk)
+    assert TrialRun.objects.get(pk=trial.pk).result["score"]["definitions"][0]["mcc"] is not None
+    tested = client.post(url, {**data, "trial": str(trial.pk), "_check": "1"}).context["form"].data["tested"]
+    r = client.post(url, {**data, "trial": str(trial.pk), "tested": tested, "_save": "1"}, follow=True)
+    method = Method.objects.get(name="ShortFold")
+    rows = Prediction.objects.filter(method_version__method=method).values_list("target__length", "status")
+    states = dict(rows)
+    assert states == {12: "queued", 76: "too_long"}
+    assert "ShortFold registered as a development method; 1 prediction queued (1 target over its length " \
+           "limit recorded as too long)" in r.content.decode()
