@@ -8,7 +8,7 @@ from django.views.generic import TemplateView
 
 from comparna.models import Dataset
 from comparna.services.leakage import IDENTITY
-from comparna.services.pages.families import family_breakdown, unseen_comparison
+from comparna.services.pages.families import family_breakdown, family_ranking, unseen_comparison
 
 
 def _dataset_definition(kwargs) -> tuple[Dataset, str]:
@@ -27,7 +27,12 @@ class FamilyBreakdownView(TemplateView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         dataset, definition = _dataset_definition(kwargs)
-        ctx.update(dataset=dataset, definition=definition, data=family_breakdown(dataset, definition),
+        data = family_breakdown(dataset, definition)
+        family = self.request.GET.get("family")
+        selected = family_ranking(data, family) if family is not None else None
+        if family is not None and selected is None:
+            raise Http404("no such family in this dataset")
+        ctx.update(dataset=dataset, definition=definition, data=data, selected=selected,
                    datasets=Dataset.objects.order_by("slug"))
         return ctx
 

@@ -39,6 +39,17 @@ def test_family_page_shows_each_methods_mean_per_family(archiveii, methods):  # 
     assert f"{np.mean(mccs):.3f}" in _cell(html, "TrainedOnTRNA")
     # ArchiveII's family subsets are linked as rankings of the family
     assert f"/rankings/{archiveii.slug}/family-trna/extended/" in html
+    # one family as a ranking: every method, by mean MCC on that family's targets
+    html = Client().get(f"/families/{archiveii.slug}/extended/?family=tRNA").content.decode()
+    table = re.search(r'id="family-ranking-table">(.*?)</table>', html, re.S).group(1)
+    order = re.findall(r'<tr data-method="([^"]+)">', table)
+    means = {}
+    for name in methods:
+        values = Score.objects.filter(prediction__method_version__method__name=name,
+                                      prediction__target__family="tRNA").values_list("mcc", flat=True)
+        means[name] = np.mean(list(values))
+    assert order == sorted(means, key=lambda n: (-means[n], n))
+    assert Client().get(f"/families/{archiveii.slug}/extended/?family=Viral+RNA").status_code == 404
     assert Client().get("/families/nope/").status_code == 404
     assert Client().get(f"/families/{archiveii.slug}/standard/").status_code == 404
 

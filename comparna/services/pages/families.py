@@ -14,7 +14,7 @@ from comparna.rna.families import FAMILIES, family_slug
 from comparna.services.leakage import COVERAGE, IDENTITY, latest_unseen
 from comparna.services.pages.common import UNASSIGNED_FAMILY, cached, method_directory
 
-__all__ = ["family_breakdown", "unseen_comparison"]
+__all__ = ["family_breakdown", "family_ranking", "unseen_comparison"]
 
 #: Bootstrap resamples of the page's CIs (fewer than the rankings' 10 000: a table of many small cells).
 RESAMPLES = 2000
@@ -84,6 +84,18 @@ def family_breakdown(dataset: Dataset, definition: str) -> dict:
     for f in data["families"]:
         f["subset"] = f"family-{f['slug']}" if f"family-{f['slug']}" in subsets else None
     return {**data, "figure": _heatmap(data) if data["methods"] else None}
+
+
+def family_ranking(data: dict, family: str) -> dict | None:
+    """The methods on one family, by mean MCC (highest first), from :func:`family_breakdown`'s numbers;
+    None for a family the dataset does not have."""
+    info = next((f for f in data["families"] if f["key"] == family), None)
+    if info is None:
+        return None
+    rows = [{"method": m["method"], "pk": m["pk"], **m["families"][family]}
+            for m in data["methods"] if family in m["families"]]
+    rows.sort(key=lambda r: (-r["mean"], r["method"]))
+    return {"family": info, "rows": rows}
 
 
 def _heatmap(data: dict) -> str:
