@@ -353,6 +353,13 @@ def test_submit_a_method_walkthrough_from_the_home_page(live_site, page):
     page.wait_for_url(base + "/account/methods/new/")
     chosen = page.locator("#id_test_target option:checked").inner_text()
     assert "nt" in chosen  # a stored target with a known reference is the default test target
+    # both pages read at 390 px without horizontal page overflow (tables and code scroll inside themselves)
+    page.set_viewport_size({"width": 390, "height": 844})
+    for path in ("/submit/", "/account/methods/new/"):
+        page.goto(base + path, wait_until="networkidle")
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, path
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(base + "/account/methods/new/", wait_until="networkidle")
     page.fill("#id_name", "WrenFold")
     page.fill("#id_program", "wrenfold")
     page.fill("#id_version", "0.1")
