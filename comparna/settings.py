@@ -124,6 +124,10 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Workers, beat and the web server share one SQLite file: wait for locks instead of failing.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # A transaction takes the write lock when it begins: one that read first and then wrote would otherwise
+    # fail at once with "database is locked" (SQLite cannot wait there without risking a deadlock), which
+    # lost the run of a prediction whose worker raced another writer (seen with 2 workers in `make run`).
+    DATABASES["default"]["OPTIONS"]["transaction_mode"] = "IMMEDIATE"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 LANGUAGE_CODE = "en-us"
@@ -191,6 +195,10 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_queue_dir / "processed"),
         "control_folder": str(_queue_dir / "control"),  # default: ./control
         "store_processed": False,
+        # Kombu polls a filesystem queue (no socket to wait on): every second by default, which let a worker
+        # take at most one message a second however short its tasks (the folder stays small: the dispatch
+        # window, predictors/scheduling.py, keeps at most ~1000 predictions in it).
+        "polling_interval": float(os.environ.get("COMPARNA_BROKER_POLL_S", "0.1")),
     }
     for _folder in ("queue", "processed", "control"):
         (_queue_dir / _folder).mkdir(parents=True, exist_ok=True)

@@ -8,10 +8,11 @@ order instead; it is pure (no Django), so the order can be tested on its own.
 
 - **Targets in length strata.** The targets of one queueing (per dataset, in dataset order: the first
   imported benchmark fills first) are sorted by length and cut into :data:`STRATA` strata of equal count.
-  The strata take turns by *estimated compute*, not by count (weighted fair queueing): each stratum
-  advances a clock by the cost of the target it hands out (:func:`target_cost`, the methods that can run
-  it at their declared complexity, plus a fixed cost per job), and the stratum with the lowest clock goes
-  next. So every length range has results early, and many short targets run in the time of one long one.
+  The strata take turns by *estimated compute*, not by count (weighted fair queueing): each stratum has a
+  clock of the compute it was given (:func:`target_cost`: the methods that can run a target at their
+  declared complexity, plus a fixed cost per job), and the stratum whose next target would finish earliest
+  on its share goes next. So every length range has results early, many short targets run in the time of
+  one long one, and a long target waits until the short strata have had as much compute as it costs.
   Strata that every method can run (no target over any method's length limit) weigh
   :data:`COMMON_WEIGHT` times more: only they can become common targets of every method.
 - **Blocks, every method in each.** Consecutive targets of that order form blocks of
@@ -42,10 +43,11 @@ STRATA = 8
 COMMON_WEIGHT = 3.0
 #: Targets per block (one rank): every method's jobs on a block are sent together.
 BLOCK_TARGETS = 8
-#: One job's fixed cost (process start, sandbox, parsing, storing) in units of the compute of a sequence of
-#: this length: a job of length L costs ``1 + (L / JOB_OVERHEAD_NT) ** exponent``. A rough model; it only
-#: has to rank targets, not predict runtimes.
-JOB_OVERHEAD_NT = 500
+#: One job's fixed cost (its share of a batch's launch, parsing, storing) in units of the compute of a
+#: sequence of this length: a job of length L costs ``1 + (L / JOB_OVERHEAD_NT) ** exponent``. A rough
+#: model (a cubic method on a 1000-nt target costs ~16 short ones, on a 2000-nt one ~126); it only has to rank
+#: targets, not predict runtimes.
+JOB_OVERHEAD_NT = 400
 #: Exponent of a spec's declared complexity (``PredictorSpec.complexity``), cubic when not declared.
 EXPONENTS = {"n": 1, "n2": 2, "n3": 3, "n4": 4, "n6": 6}
 
@@ -105,14 +107,18 @@ def stratified_order(
     groups = [ordered[bounds[i] : bounds[i + 1]] for i in range(k)]
     limit = min((m.max_length for m in methods), default=math.inf)
     weights = [common_weight if lengths[g[-1]] <= limit else 1.0 for g in groups]
-    heap = [(0.0, i, 0) for i in range(k)]  # (clock, stratum, position in it)
+
+    def finish(clock: float, i: int, pos: int) -> tuple[float, int, int]:
+        # when this stratum's next target would be done on its share: the earliest goes next
+        return (clock + target_cost(lengths[groups[i][pos]], methods) / weights[i], i, pos)
+
+    heap = [finish(0.0, i, 0) for i in range(k)]
     out = []
     while heap:
-        clock, i, pos = heapq.heappop(heap)
-        target = groups[i][pos]
-        out.append(target)
+        done, i, pos = heapq.heappop(heap)
+        out.append(groups[i][pos])
         if pos + 1 < len(groups[i]):
-            heapq.heappush(heap, (clock + target_cost(lengths[target], methods) / weights[i], i, pos + 1))
+            heapq.heappush(heap, finish(done, i, pos + 1))
     return out
 
 
