@@ -159,3 +159,79 @@ def test_behind_tls_cookies_are_secure_and_httponly_with_hsts(tmp_path):
     assert out["HSTS"].startswith("max-age=31536000") and "includeSubDomains" in out["HSTS"]
     assert "script-src 'self';" in out["CSP"] and "frame-ancestors 'none'" in out["CSP"]
     assert out["CSRF"] == "True True" and out["SESSION"] == "True True"
+
+
+# -- the image builds what docker-compose.yml runs (no container engine needed: read, not built) ------------
+CONTEXT_PROBE = """
+import json, sys
+from pathlib import Path
+from docker.utils.build import exclude_paths
+root = Path(sys.argv[1])
+lines = [l.strip() for l in (root / ".dockerignore").read_text().splitlines()]
+patterns = [l for l in lines if l and not l.startswith("#")]
+print(json.dumps(sorted(exclude_paths(str(root), patterns, dockerfile="Dockerfile"))))
+"""
+
+
+def build_context() -> set[str]:
+    """The files `docker build .` sends, by docker-py's own .dockerignore matcher (docker-compose's)."""
+    proc = subprocess.run(["/usr/bin/python3", "-c", CONTEXT_PROBE, str(REPO)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return set(json.loads(proc.stdout))
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """(instruction, arguments) of the Dockerfile, continuation lines joined."""
+    text = re.sub(r"\\\n\s*", " ", (REPO / "Dockerfile").read_text())
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1]) for line in lines]
+
+
+def test_build_context_keeps_out_data_dir_virtualenvs_and_git():
+    context = build_context()
+    kept_out = {".git", ".venv", ".venvs", "var", "staticfiles", ".env"}
+    private = [p for p in context if p.split("/")[0] in kept_out or "__pycache__" in p]
+    assert private == [], private[:20]
+    # everything the repository tracks goes in (code, templates, static, data with its checksums, scripts)
+    if (REPO / ".git").exists():
+        tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True).stdout.split()
+        missing = [p for p in tracked if (REPO / p).exists() and p not in context]
+        assert missing == [], missing[:20]
+    for needed in ("manage.py", "requirements.txt", "scripts/install_predictors.sh", "data/SHA256SUMS",
+                   "comparna/wsgi.py", "comparna/celery.py"):
+        assert needed in context, needed
+
+
+def test_the_image_provides_what_every_compose_service_runs():
+    steps = dockerfile()
+    env = " ".join(args for op, args in steps if op == "ENV")
+    runs = [args for op, args in steps if op == "RUN"]
+    workdir = [args for op, args in steps if op == "WORKDIR"][-1]
+    # the virtualenv the requirements go into is the one on PATH (python, celery, gunicorn of every command)
+    assert workdir == "/app" and "PATH=/app/.venv/bin:$PATH" in env
+    assert any("python3 -m venv .venv" in r and ".venv/bin/pip install" in r and "requirements.txt" in r
+               for r in runs)
+    requirements = {line.split("==")[0].lower() for line in (REPO / "requirements.txt").read_text().split()}
+    config = __import__("yaml").safe_load(compose_config(COMPOSE_SECRETS).stdout)
+    for name, service in config["services"].items():
+        if "build" not in service:
+            continue  # postgres, redis: their own images
+        command = service["command"] if isinstance(service["command"], list) else service["command"].split()
+        words = " ".join(command).replace("&&", " ").split()
+        for program in ("celery", "gunicorn"):
+            if program in words:
+                assert program in requirements, (name, program)
+        if "manage.py" in words:
+            assert (REPO / "manage.py").exists()
+        # the static files collected at build time are where the running service looks for them
+        assert "COMPARNA_STATIC_ROOT" not in service["environment"] and "COMPARNA_STATIC_ROOT" not in env
+    assert any("collectstatic" in r for r in runs)
+    # the prediction worker has its programs (built by the install script, in the venvs dir it reads) and
+    # the privileges the sandbox needs
+    assert any("scripts/install_predictors.sh" in r for r in runs) and "COMPARNA_VENVS_DIR=" in env
+    assert "bubblewrap" in " ".join(runs)
+    predict = config["services"]["worker-predict"]
+    assert "SYS_ADMIN" in predict.get("cap_add", [])
+    assert "seccomp=unconfined" in predict.get("security_opt", [])
+    assert [args for op, args in steps if op == "FROM"] == ["debian:bookworm-slim"]  # Python 3.11, as tested
