@@ -91,15 +91,9 @@ class RawEntry:
         return self.structure.length
 
 
-@dataclass(frozen=True)
-class EntryError:
-    """An entry that could not be read; ``line``/``position`` come from the format error when known."""
-
-    entry_id: str
-    member: str
-    message: str
-    line: int | None = None
-    position: int | None = None
+#: An entry that could not be read (``entry_id``, ``member``, ``message``, and ``line``/``position`` from the
+#: format error when known): one type for every reader, the RNA STRAND reader's included.
+EntryError = strand_reader.StrandError
 
 
 Item = RawEntry | EntryError
@@ -153,10 +147,7 @@ def read_bpseq_archive(path: Path, *, header: str = "plain") -> Iterator[Item]:
     """Entries of a tarball/directory of BPSEQ files; ``header="rnastrand"`` parses RNA STRAND headers."""
     if header == "rnastrand":
         for item in strand_reader.iter_entries(path):
-            if isinstance(item, strand_reader.StrandError):
-                yield EntryError(item.entry_id, item.member, item.message, item.line, item.position)
-            else:
-                yield _from_strand(item)
+            yield item if isinstance(item, EntryError) else _from_strand(item)
         return
     if header != "plain":
         raise SourceError(f"unknown BPSEQ header convention {header!r} (plain, rnastrand)")
