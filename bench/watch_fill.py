@@ -107,43 +107,15 @@ def main(argv: list[str] | None = None) -> int:
         log = open(args.log, "ab") if args.log else subprocess.DEVNULL  # noqa: SIM115 - kept open while it runs
         proc = subprocess.Popen(args.launch, shell=True, cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
+    # stop cleanly (stopping the launched instance, printing the series) on SIGTERM or Ctrl-C
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     setup_django()
-    from django.db import connection
-    from django.db.utils import DatabaseError
-
-    series = []
-    reached = None
-    last_done, last_t = None, None
+    series: list = []
     try:
-        while time.time() - start < args.timeout:
-            time.sleep(args.interval)
-            if proc is not None and proc.poll() is not None:
-                print(f"launched command exited with {proc.returncode}", file=sys.stderr)
-                break
-            now = time.time()
-            try:
-                s = sample(args.dataset)
-            except DatabaseError as exc:  # not migrated yet, or locked: try again next time
-                connection.close()
-                print(f"{(now - start) / 60:6.1f} min  (database not ready: {exc})", file=sys.stderr)
-                continue
-            done = sum(n for k, n in s["states"].items() if k in FINAL)
-            rate = None if last_done is None else (done - last_done) / ((now - last_t) / 60)
-            last_done, last_t = done, now
-            row = {"minutes": round((now - start) / 60, 2), "load1": round(load1(), 2), "finished_all": done,
-                   "per_minute": None if rate is None else round(rate, 1), **s}
-            series.append(row)
-            rk = s.get("ranking") or {}
-            print(
-                f"{row['minutes']:6.1f} min  load {row['load1']:5.2f}  finished {done:6d}"
-                f" ({'-' if rate is None else f'{rate:6.1f}'}/min)  queued {s['states'].get('queued', 0):6d}"
-                f"  common {s['common']:4d}  finished-all {s['finished']:4d}  fewest {s['fewest_scored']:4d}"
-                f"  ranking: {rk.get('common_targets_ranked', '-')} common / {rk.get('ranked_methods', '-')}"
-                f" ranked", file=sys.stderr, flush=True,
-            )
-            if reached is None and args.until is not None and s["common"] >= args.until:
-                reached = row["minutes"]
-                break
+        loop(args, start, proc, series)
+    except (KeyboardInterrupt, SystemExit):
+        print("stopped", file=sys.stderr)
     finally:
         if proc is not None and proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -151,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
+    hits = [row["minutes"] for row in series if args.until is not None and row["common"] >= args.until]
+    reached = hits[0] if hits else None
     result = {"dataset": args.dataset, "until": args.until, "reached_minutes": reached, "series": series,
               "cores": os.cpu_count()}
     if args.json:
@@ -159,6 +133,42 @@ def main(argv: list[str] | None = None) -> int:
         print(f"reached {args.until} common targets after {reached} min" if reached is not None
               else f"did not reach {args.until} common targets")
     return 0
+
+
+def loop(args, start: float, proc, series: list) -> None:
+    """Sample until the target is reached, the timeout passes or the launched command exits."""
+    from django.db import connection
+    from django.db.utils import DatabaseError
+
+    last_done, last_t = None, None
+    while time.time() - start < args.timeout:
+        time.sleep(args.interval)
+        if proc is not None and proc.poll() is not None:
+            print(f"launched command exited with {proc.returncode}", file=sys.stderr)
+            break
+        now = time.time()
+        try:
+            s = sample(args.dataset)
+        except DatabaseError as exc:  # not migrated yet, or locked: try again next time
+            connection.close()
+            print(f"{(now - start) / 60:6.1f} min  (database not ready: {exc})", file=sys.stderr)
+            continue
+        done = sum(n for k, n in s["states"].items() if k in FINAL)
+        rate = None if last_done is None else (done - last_done) / ((now - last_t) / 60)
+        last_done, last_t = done, now
+        row = {"minutes": round((now - start) / 60, 2), "load1": round(load1(), 2), "finished_all": done,
+               "per_minute": None if rate is None else round(rate, 1), **s}
+        series.append(row)
+        rk = s.get("ranking") or {}
+        print(
+            f"{row['minutes']:6.1f} min  load {row['load1']:5.2f}  finished {done:6d}"
+            f" ({'-' if rate is None else f'{rate:6.1f}'}/min)  queued {s['states'].get('queued', 0):6d}"
+            f"  common {s['common']:4d}  finished-all {s['finished']:4d}  fewest {s['fewest_scored']:4d}"
+            f"  ranking: {rk.get('common_targets_ranked', '-')} common / {rk.get('ranked_methods', '-')}"
+            f" ranked", file=sys.stderr, flush=True,
+        )
+        if args.until is not None and s["common"] >= args.until:
+            return
 
 
 if __name__ == "__main__":
