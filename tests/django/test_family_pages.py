@@ -56,6 +56,9 @@ def test_family_page_shows_each_methods_mean_per_family(archiveii, methods):  # 
 
 def test_unseen_page_shows_rank_moves_and_undeclared_methods(archiveii, methods):  # noqa: F811
     assert "No unseen ranking" in Client().get(f"/unseen/{archiveii.slug}/").content.decode()
+    rankings = Client().get(f"/rankings/{archiveii.slug}/").content.decode()
+    assert f'href="/unseen/{archiveii.slug}/"' in rankings
+    assert f'href="/families/{archiveii.slug}/"' in rankings
     row, _ = rank_unseen(dataset=archiveii, definition="extended", seed=SEED)
     html = Client().get(f"/unseen/{archiveii.slug}/extended/").content.decode()
     full = row.report["full_ranks"]

@@ -184,6 +184,11 @@ def test_identity_to_a_local_training_set_excludes_a_target(archiveii, methods):
     assert report["common_targets"]["Thermo"]["TrainedOn5S"] == n - 1 - Target.objects.filter(
         dataset=archiveii, family="5S rRNA").count()
     assert report["screened_against"] == ["archiveii", "trainset"]  # OnArchiveII: its own dataset
+    # a training set that grows is screened again (the stored ranking is not reused)
+    second = Target.objects.filter(dataset=archiveii, family="SRP RNA").order_by("source_id").first()
+    DatasetEntry.objects.create(dataset=trainset, source_id="copy", sequence=second.sequence, outcome="kept")
+    row, new = rank_unseen(dataset=archiveii, definition="extended", seed=SEED)
+    assert new and row.report["per_method"]["Thermo"]["seen_by_identity"] == 2
 
 
 def test_unseen_ranking_is_deterministic(archiveii, methods):
