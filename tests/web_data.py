@@ -331,6 +331,77 @@ def build_site_data(
     return {"datasets": [strand, pdb], "methods": {n: m[1].method for n, m in methods.items()}}
 
 
+PROVISIONAL_SLUG = "growing"
+
+
+@transaction.atomic
+def build_provisional_dataset(*, n_targets: int = 16, n_done: int = 12, seed: int = 9) -> dict:
+    """A dataset still filling in (needs :func:`build_site_data` first): GoodFold, MidFold and WeakFold have
+    scored predictions on the first ``n_done`` targets, finished over the last ten minutes, and queued ones
+    on the rest; NewFold has every prediction queued; AliFold(seed) has none. One ranking snapshot.
+
+    Returns the snapshot's pk, the number of finished and unfinished predictions and when the first one
+    started (what the ETA is measured from).
+    """
+    rng = random.Random(seed)
+    dataset = Dataset.objects.create(
+        slug=PROVISIONAL_SLUG,
+        name="Growing set",
+        kind=Dataset.Kind.STATIC,
+        definitions=["extended"],
+        description="A dataset whose predictions are still running.",
+    )
+    subset = _subset(dataset, "all", "All RNAs", 0)
+    plans = {plan.name: plan for plan in METHODS}
+    versions = {
+        name: MethodVersion.objects.get(method__name=name, is_current=True)
+        for name in ("GoodFold", "MidFold", "WeakFold", "NewFold")
+    }
+    now = timezone.now()
+    first_start = None
+    finished = pending = 0
+    for k in range(n_targets):
+        n = rng.randint(40, 160)
+        seq, pairs = make_reference(rng, n, pseudoknot=False)
+        t = Target.objects.create(dataset=dataset, source_id=f"GRW_{k + 1:03d}", sequence=seq, length=n)
+        s = Structure.from_pairs(n, pairs)
+        ReferenceStructure.objects.create(
+            target=t,
+            definition="extended",
+            pairs=structure_to_text(s),
+            n_pairs=len(s.pairs),
+            pseudoknotted=s.is_pseudoknotted,
+            has_multiplets=s.has_multiplets,
+        )
+        t.subsets.add(subset)
+        for name, version in versions.items():
+            if k >= n_done or name == "NewFold":
+                Prediction.objects.create(method_version=version, target=t, status=Prediction.Status.QUEUED)
+                pending += 1
+                continue
+            plan = plans[name]
+            prediction = Prediction.objects.create(
+                method_version=version,
+                target=t,
+                status=Prediction.Status.OK,
+                pairs=structure_to_text(Structure.from_pairs(n, predicted_pairs(rng, n, pairs, plan))),
+                started_at=now - dt.timedelta(minutes=10 - k * 0.75, seconds=2),
+                finished_at=now - dt.timedelta(minutes=10 - k * 0.75),
+                runtime_s=2.0,
+            )
+            first_start = min(first_start or prediction.started_at, prediction.started_at)
+            score_prediction(prediction=prediction)
+            finished += 1
+    snap, _ = rank_subset(subset=subset, definition="extended", seed=11)
+    return {"snapshot": snap.pk, "finished": finished, "pending": pending, "first_start": first_start}
+
+
+def remove_provisional_dataset() -> None:
+    """Delete what :func:`build_provisional_dataset` made (targets, predictions, scores, snapshots)."""
+    Target.objects.filter(dataset__slug=PROVISIONAL_SLUG).delete()
+    Dataset.objects.filter(slug=PROVISIONAL_SLUG).delete()
+
+
 try:  # a module-scoped pytest fixture for the page and API tests; import it into a test module to use it
     import pytest
 except ImportError:  # pragma: no cover - outside the test environment

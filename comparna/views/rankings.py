@@ -288,10 +288,11 @@ class MethodComparisonView(TemplateView):
         comp = compare_methods(snapshot=snap, a=a, b=b)
         directory = method_directory()
         names = [r["method"] for r in snap.report.get("methods", [])]
+        # the snapshot's methods in rank order, then the other active public methods (an empty state there)
         picker = [(n, directory[n]["pk"]) for n in names if n in directory]
-        for m in (a, b):
-            if m.name not in names:
-                picker.append((m.name, m.pk))
+        others = Method.objects.public().filter(active=True).exclude(name__in=names).order_by("name")
+        picker += [(m.name, m.pk) for m in others]
+        picker += [(m.name, m.pk) for m in (a, b) if (m.name, m.pk) not in picker]
         ctx.update(
             picker=picker,
             dataset=snap.dataset,
