@@ -222,13 +222,13 @@ COLUMNS = [
     ),
     ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled over the common targets", True),
     ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled over the common targets", True),
+    ("targets", "Coverage", "Targets with a scored prediction by this method / targets of the subset", True),
     (
         "mean_mcc",
         "Mean MCC (95 % CI)",
         "Mean per-target MCC on the common targets with a 10 000-resample bootstrap percentile CI",
         True,
     ),
-    ("targets", "Coverage", "Targets with a scored prediction by this method / targets of the subset", True),
 ]
 
 

@@ -431,7 +431,7 @@ def test_provisional_ranking_with_coverage_eta_and_downloads(live_site, page):
         # coverage of every ranked method and the common targets the scores are computed on
         rows = page.locator("#ranking-table tbody tr")
         assert rows.count() == 3
-        assert _column(page, 10) == ["12 / 16"] * 3
+        assert _column(page, 9) == ["12 / 16"] * 3
         assert page.locator("#common-targets").inner_text() == "12"
         listed = page.locator("#not-ranked-list li")
         reasons = dict(
