@@ -134,6 +134,7 @@ class TargetSerializer(serializers.ModelSerializer):
             "length",
             "source_database",
             "rna_class",
+            "family",
             "organism",
             "pdb_id",
             "chain_id",

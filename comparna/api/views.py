@@ -110,6 +110,7 @@ class DatasetViewSet(ReadOnly):
         DATASET,
         SUBSET,
         _param("rna_class", "RNA family / class (exact)."),
+        _param("family", "Family (exact): the dataset's class as a canonical family, else the Rfam one."),
         _param("pdb_id", "PDB entry id."),
         _param("released_since", "Released on or after (YYYY-MM-DD).", dt.date),
         _param("released_until", "Released on or before (YYYY-MM-DD).", dt.date),
@@ -134,6 +135,8 @@ class TargetViewSet(ReadOnly):
             qs = qs.filter(subsets__slug=v).distinct()
         if (v := self.q("rna_class")) is not None:
             qs = qs.filter(rna_class=v)
+        if (v := self.q("family")) is not None:
+            qs = qs.filter(family=v)
         if (v := self.q("pdb_id")) is not None:
             qs = qs.filter(pdb_id__iexact=v)
         if (d := parse_date(self.q("released_since"), "released_since")) is not None:

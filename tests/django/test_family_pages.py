@@ -99,3 +99,11 @@ def test_method_page_shows_declared_training_data_and_staff_edit(methods):  # no
     assert saved.families == ["tmRNA"] and saved.updated_by.username == "curator"
     html = Client().get(f"/methods/{thermo.pk}/").content.decode()
     assert "tmRNA" in html and "edited by CompaRNA staff" in html
+
+
+def test_api_targets_carry_and_filter_by_family(archiveii):  # noqa: F811
+    data = Client().get("/api/targets/", {"family": "tmRNA", "page_size": 100}).json()
+    expected = set(archiveii.targets.filter(family="tmRNA").values_list("source_id", flat=True))
+    assert data["count"] == len(expected) > 0
+    assert {t["source_id"] for t in data["results"]} == expected
+    assert {t["family"] for t in data["results"]} == {"tmRNA"}
