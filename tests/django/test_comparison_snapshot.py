@@ -104,3 +104,47 @@ def test_no_common_target_is_an_empty_state_and_old_snapshots_say_live(client, s
     ).content.decode()
     assert 'data-source="live"' in page and "Live data" in page and "CSV, live" in page
     cache.clear()
+
+
+def test_a_new_method_version_leaves_the_snapshot_pages_on_the_ranked_version(client, site):
+    """(Last in the module: it changes the site data.) A new MidFold version predicts an empty structure
+    everywhere; the snapshot's comparison and mean MCC stay those of the version it ranked."""
+    from django.core.cache import cache
+
+    from comparna.services.scoring import score_prediction
+    from predictors.models import MethodVersion, Prediction
+
+    newest = snapshots()[-1]
+    good, mid = Method.objects.get(name="GoodFold"), Method.objects.get(name="MidFold")
+    url = reverse("method-comparison", args=[*ARGS, good.pk, mid.pk]) + f"?snapshot={newest.pk}"
+    before = client.get(url).content.decode()
+    ranking_url = reverse("subset-rankings", args=ARGS) + f"?snapshot={newest.pk}"
+    mean_before = re.search(
+        r'data-method="MidFold".*?class="num ci" data-value="([^"]+)"',
+        client.get(ranking_url).content.decode(),
+        re.S,
+    ).group(1)
+    old = mid.current_version
+    MethodVersion.objects.filter(pk=old.pk).update(is_current=False)
+    new = MethodVersion.objects.create(
+        method=mid, version="2.0", program=old.program, spec=old.spec, fingerprint="f" * 64, is_current=True
+    )
+    for p in Prediction.objects.filter(method_version=old, status="ok"):
+        score_prediction(
+            prediction=Prediction.objects.create(method_version=new, target=p.target, status="ok")
+        )
+    cache.clear()
+    after = client.get(url).content.decode()
+    for pattern in (
+        r'id="n-common">(\d+)<',
+        r'id="test-verdict">([^<]+)<',
+        r'id="paired-diff" data-value="([^"]+)"',
+    ):
+        assert re.search(pattern, after).group(1) == re.search(pattern, before).group(1), pattern
+    mean_after = re.search(
+        r'data-method="MidFold".*?class="num ci" data-value="([^"]+)"',
+        client.get(ranking_url).content.decode(),
+        re.S,
+    ).group(1)
+    assert mean_after == mean_before
+    cache.clear()

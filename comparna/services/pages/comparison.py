@@ -9,9 +9,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models import Q
 
-from comparna.models import RankingSnapshot, Score
+from comparna.models import RankingSnapshot
 from comparna.rna import statistics
 from comparna.rna.clustered import pooled_mcc_difference
 from comparna.rna.metric_registry import pooled_scores
@@ -28,10 +27,9 @@ from comparna.services.pages.common import (
     ci_dict,
     current_scores,
     length_bin,
-    target_scores,
 )
 from comparna.services.pages.figures import comparison_scatter_figure
-from comparna.services.ranking_scope import scored_targets
+from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.uncertainty import (
     cluster_labels,
     is_sequential,
@@ -261,28 +259,12 @@ def comparison_scores(
     it was computed — so the common targets are those of its matrix. An older snapshot gives ``"live"``
     data: the current versions' current scores.
     """
-    report = snapshot.report
-    if report.get("target_sources") is None:
+    scores = snapshot_scores(snapshot, [a, b])
+    if scores is None:
         scores = current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=[a, b])
         targets = list(snapshot.subset.targets.order_by("source_id").values_list("source_id", flat=True))
         return scores, targets, "live"
-    fingerprints = snapshot.inputs.get("methods", {})
-    wanted = Q(pk__in=[])
-    for name in (a, b):
-        if name in fingerprints:
-            wanted |= Q(
-                prediction__method_version__method__name=name,
-                prediction__method_version__fingerprint=fingerprints[name],
-            )
-    qs = Score.objects.filter(
-        wanted,
-        definition=snapshot.definition,
-        prediction__target__subsets=snapshot.subset,
-        prediction__method_version__method__visibility=Method.Visibility.PUBLIC,
-    )
-    kept = {name: scored_targets(report, name) or set() for name in (a, b)}
-    scores = [s for s in target_scores(qs) if s.source_id in kept[s.method]]
-    return scores, list(report["target_sources"]), "snapshot"
+    return scores, list(snapshot.report["target_sources"]), "snapshot"
 
 
 def _grouped_cis(rows: list[dict], *, key, seed: int, order: list[str] | None = None) -> list[dict]:

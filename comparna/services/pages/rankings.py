@@ -12,6 +12,7 @@ from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services.pages.common import cached, ci_dict, current_scores, method_directory
 from comparna.services.pages.figures import rank_history_figure
 from comparna.services.pages.ranking_status import ranking_live
+from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.ranking_scope import common_targets, is_ranked
 from comparna.services.uncertainty import cluster_labels
 
@@ -28,9 +29,13 @@ def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
         names = [row["method"] for row in snapshot.report.get("methods", [])]
         per_method: dict[str, list[float]] = defaultdict(list)
         per_method_targets: dict[str, list[tuple[int, str]]] = defaultdict(list)
-        # on the snapshot's common targets (the same RNAs for every ranked method) when it stores them
+        # the snapshot's own scores on its common targets (the same RNAs for every ranked method) when it
+        # stores them; older snapshots: the current scores
         common = common_targets(snapshot.report)
-        for s in current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=names):
+        scores = snapshot_scores(snapshot, names)
+        if scores is None:
+            scores = current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=names)
+        for s in scores:
             if common is not None and s.source_id not in common:
                 continue
             per_method[s.method].append(s.mcc)
