@@ -15,7 +15,14 @@ from django import forms
 from django.core import signing
 
 from predictors.core.parsers import PARSERS
-from predictors.core.spec import MAX_MEMORY_LIMIT_MB, MAX_SEQUENCE_LENGTH, MAX_TIME_LIMIT_S, PredictorSpec
+from predictors.core.spec import (
+    MAX_MEMORY_LIMIT_MB,
+    MAX_SEQUENCE_LENGTH,
+    MAX_TIME_LIMIT_S,
+    PLACEHOLDERS,
+    PredictorSpec,
+)
+from predictors.sandbox_help import program_problem
 
 #: Yeast tRNA-Phe (PDB 1EHZ), 76 nt: short, real and with a well-known cloverleaf.
 TEST_SEQUENCE = "GCGGAUUUAGCUCAGUUGGGAGAGCGCCAGACUGAAGAUCUGGAGGUCCUGUGUUCGAUCCACAGAAUUCGCACCA"
@@ -91,7 +98,8 @@ class PredictorForm(forms.Form):
         label="Command",
         widget=forms.Textarea(attrs={"rows": 6, "cols": 60, "style": "font-family: monospace"}),
         help_text="One argument per line, or a JSON list such as [\"myfold\", \"--noPS\", \"{fasta}\"]. "
-        "Placeholders: {fasta} (input FASTA path), {sequence}, {workdir}, {python}. Never a shell string.",
+        "Placeholders: " + ", ".join("{" + p + "}" for p in PLACEHOLDERS) + ". Never a shell string; the "
+        "programs the sandbox has are listed on /submit/.",
     )
     output_format = forms.ChoiceField(choices=())
     output_file = forms.CharField(
@@ -184,6 +192,10 @@ class PredictorForm(forms.Form):
                     (f for f, key in _PROBLEM_FIELDS if problem.startswith(key)), None
                 )
                 self.add_error(field, problem)
+            return data
+        missing = program_problem(spec.argv, "command") if spec.image is None else None
+        if missing:  # refused before a test run: the sandbox would fail to start it (execvp)
+            self.add_error("argv", missing[0].upper() + missing[1:] + ".")
             return data
         self.spec = spec
         return data

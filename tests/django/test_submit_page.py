@@ -284,3 +284,16 @@ def test_targets_over_the_length_limit_are_said_to_be_recorded_too_long(client, 
     assert states == {12: "queued", 76: "too_long"}
     assert "ShortFold registered as a development method; 1 prediction queued (1 target over its length " \
            "limit recorded as too long)" in r.content.decode()
+
+
+def test_the_admin_form_refuses_a_missing_program_too():
+    from predictors.forms import PredictorForm
+
+    base = {"name": "MyFold", "program": "myfold", "version": "1", "output_format": "dot-bracket",
+            "output_file": "", "max_length": "500", "time_limit_s": "30", "memory_limit_mb": "1024",
+            "image": "", "citation": "", "url": "", "description": "", "test_sequence": TEST_SEQUENCE}
+    form = PredictorForm({**base, "argv": "RNAfold-not-here\n{fasta}"})
+    assert not form.is_valid() and "is not installed in CompaRNA's sandbox" in form.errors["argv"][0]
+    # inside a container image the sandbox's PATH does not apply
+    assert PredictorForm({**base, "argv": "RNAfold-not-here\n{fasta}", "image": "myfold:1"}).is_valid()
+    assert PredictorForm({**base, "argv": MFE_ARGV}).is_valid()
