@@ -105,3 +105,6 @@ def test_bad_input_is_reported_not_a_500(client, site):
     response = client.get("/targets/?min_length=300&max_length=10")
     assert "the minimum length is above the maximum" in response.content.decode()
     assert client.get("/targets/?page=999").status_code == 404
+    # Unicode digits pass str.isdigit() but not int() (found by tests/e2e/test_api_fuzz.py)
+    response = client.get("/targets/?min_length=%C2%B2&max_length=%D9%A3")
+    assert response.status_code == 200 and "Maximum length must be" in response.content.decode()

@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 
 from comparna.models import Dataset, ReferenceStructure, Target
+from comparna.params import ascii_int
 
 #: Sort key -> model field (or annotation); the first is the default.
 SORTS = {
@@ -71,10 +72,10 @@ def _length(raw: str, name: str, problems: list[str]) -> int | None:
     raw = raw.strip()
     if not raw:
         return None
-    if not raw.isdigit() or len(raw) > 7:
+    value = ascii_int(raw) if len(raw) <= 7 else None  # not isdigit(): it accepts "²", which int() refuses
+    if value is None:
         problems.append(f"{name} must be a whole number of nucleotides (got {raw[:20]!r}); ignored")
-        return None
-    return int(raw)
+    return value
 
 
 def parse_query(params, *, dataset: str = "") -> TargetQuery:
