@@ -35,17 +35,37 @@ def test_api_never_fails_and_conforms_to_its_schema(case, site):
 # No response may be a server error.
 
 ODD = [
-    "²", "٣", "１", "-1", "0", "9" * 18, "9" * 19, "9" * 4400, "1e3", "%00", "%C2%B2", "a%20b", "..", "é",
-    "x" * 300,
+    "²", "٣", "１", "-1", "0", "9" * 18, "9" * 19, "9" * 5000, "1e3", "%00", "%C2%B2", "a%20b", "..", "é",
+    "x" * 300, "2024-02-30", "0000-00-00",
 ]
 # Query parameters get the ones that broke parsers (fewer: there are many more parameters than path parts).
-ODD_QUERY = ["²", "٣", "9" * 19, "9" * 4400, "%00", "", "x" * 300, "true", "2024-13-45"]
+ODD_QUERY = ["²", "٣", "-1", "9" * 19, "9" * 5000, "\x00", "", "x" * 300, "2024-13-45"]
 GOOD = {
     "dataset": "rnastrand", "slug": "rnastrand", "subset": "all", "definition": "extended", "pk": "1",
     "a": "1", "b": "2", "number": "1", "format": "json", "name": "GoodFold", "method_a": "GoodFold",
     "method_b": "MidFold", "kind": "seed", "fmt": "sto",
 }
 PAGE_QUERY = ["snapshot", "sort", "dir", "kind", "q", "subset", "page"]
+# parameters that only some pages read, by path prefix (the target browser's filters, the owner pages' and
+# owner API's filters, the blind track's pair definition, the pairwise picks, snapshot downloads)
+BROWSER = ["dataset", "class", "family", "min_length", "max_length", "pseudoknotted"]
+EXTRA_QUERY = {
+    "/targets/": BROWSER, "/datasets/": BROWSER, "/blind/": ["definition"],
+    "/rankings/": ["a", "b", "definition"], "/snapshots/": ["ranking"],
+    "/account/": ["status", "with", "definition"], "/api/owner/": ["status", "dataset"],
+}
+# A signed-in method owner with a development method, an API token and a blind week, so that the owner pages,
+# the owner API and the blind week pages are fuzzed past their login / lookup (not only their 302 / 404).
+OWNER_SETUP = (
+    "import datetime as dt; from django.contrib.auth.models import User; from django.utils import timezone; "
+    "from comparna.owners.models import ApiToken, OwnerProfile; from predictors.models import Method; "
+    "from comparna.blind.prerelease import ensure_blind_dataset, ensure_week; "
+    "u = User.objects.create_user('fuzzer', 'fuzzer@example.org', 'fuzz-pass-1234'); "
+    "OwnerProfile.objects.create(user=u, email_confirmed_at=timezone.now(), approved_at=timezone.now()); "
+    "m = Method.objects.get(name='NewFold'); m.owner = u; m.visibility = 'development'; m.save(); "
+    "ensure_blind_dataset(); w = ensure_week(dt.date(2024, 6, 5)); "
+    "print('FUZZ', m.pk, ApiToken.issue(user=u, name='fuzz')[1], w.release_date.isoformat())"
+)
 RANGES = [
     "bytes=" + "9" * 4400 + "-", "bytes=-" + "9" * 4400, "bytes=0-" + "9" * 4400, "bytes=²-", "bytes=٣-٤",
     "bytes=5-1", "bytes=0-0,5-9", "bytes=-0", "bytes=0-", "bytes=-", "bytes=", "items=0-1", "bytes=1-2-3",
@@ -85,7 +105,8 @@ def fuzz_site():
     with production_stack() as stack:
         stack.manage("shell", "-c", "from tests.web_data import build_site_data; build_site_data()")
         stack.manage("make_snapshot", "rnastrand")
-        yield stack.start_web()
+        line = stack.manage("shell", "-c", OWNER_SETUP).stdout.split("FUZZ ")[1].split()
+        yield {"url": stack.start_web(), "method": line[0], "token": line[1], "day": line[2]}
 
 
 @pytest.mark.timeout(900)
@@ -97,7 +118,14 @@ def test_fuzz_every_url_pattern_filter_and_range_header_gives_no_server_error(fu
 
     import requests
 
-    base = fuzz_site
+    from tests.e2e.test_owners_stack import login
+
+    base = fuzz_site["url"]
+    owner = login(base, "fuzzer", "fuzz-pass-1234")
+    owner_pages = {"Cookie": "; ".join(f"{k}={v}" for k, v in owner.cookies.items())}
+    owner_api = {"Authorization": "Token " + fuzz_site["token"]}
+    home = requests.get(base + "/account/", headers=owner_pages, timeout=30, allow_redirects=False)
+    assert home.status_code == 200, home.status_code
     schema = requests.get(base + "/api/schema/?format=json", timeout=30).json()
     api_query = {
         path: [p["name"] for p in op.get("parameters", []) if p.get("in") == "query"] + ["page", "page_size"]
@@ -106,19 +134,33 @@ def test_fuzz_every_url_pattern_filter_and_range_header_gives_no_server_error(fu
         if method == "get"
     }
     requests_to_make: list[tuple[str, dict, dict]] = []
-    for template, names in _patterns():
-        good = {n: GOOD.get(n, "1") for n in names}
-        for name in names:
-            for odd in ODD:
-                requests_to_make.append((template.format(**{**good, name: odd}), {}, {}))
+    patterns = _patterns()
+    for template, names in patterns:
+        good = {n: GOOD.get(n, "1") for n in names} | ({"day": fuzz_site["day"]} if "day" in names else {})
         path = template.format(**good)
         if path.startswith("/api/"):
             query = api_query.get(re.sub(r"/1/", "/{id}/", path), ["page", "page_size"])
         else:
-            query = PAGE_QUERY
-        for q in query:
-            for odd in ODD_QUERY:
-                requests_to_make.append((path, {q: odd}, {}))
+            query = list(PAGE_QUERY)
+        query += [q for prefix, extra in EXTRA_QUERY.items() if path.startswith(prefix) for q in extra]
+        # anonymously, and as the owner (their method's id) where the pattern is an owner's page or API
+        as_whom = [({}, good)]
+        if template.startswith("/account/") and "logout" not in template:
+            as_whom.append((owner_pages, good | ({"pk": fuzz_site["method"]} if "pk" in names else {})))
+        elif template.startswith("/api/owner/"):
+            as_whom.append((owner_api, good | ({"pk": fuzz_site["method"]} if "pk" in names else {})))
+        for headers, values in as_whom:
+            for name in names:
+                for odd in ODD:
+                    requests_to_make.append((template.format(**{**values, name: odd}), {}, headers))
+            for q in query:
+                for odd in ODD_QUERY:
+                    requests_to_make.append((template.format(**values), {q: odd}, headers))
+    # the newer pages are in the walk (a new URL pattern is fuzzed without editing this test)
+    walked = {template for template, _ in patterns}
+    for page in ("/blind/{day}/", "/account/methods/{pk}/", "/api/owner/methods/{pk}/scores/",
+                 "/feeds/rankings.atom", "/api/blind/weeks/"):
+        assert page in walked, sorted(walked)
     download = "/snapshots/rnastrand/1/download"
     for header in RANGES:
         requests_to_make.append((download, {}, {"Range": header}))
@@ -147,5 +189,7 @@ def test_fuzz_every_url_pattern_filter_and_range_header_gives_no_server_error(fu
     took = time.monotonic() - start
     print(f"fuzz: {len(requests_to_make)} requests in {took:.0f} s, statuses {sorted(statuses.items())}")
     assert len(requests_to_make) > 1500 and statuses.get(200, 0) > 100, statuses
+    # the signed-in pass reached the owner's pages (not just the login redirect)
+    assert owner.get(f"{base}/account/methods/{fuzz_site['method']}/", timeout=30).status_code == 200
     summary = f"{len(failures)} server errors of {len(requests_to_make)} requests:\n"
     assert failures == [], summary + "\n".join(failures[:40])
