@@ -242,6 +242,11 @@ RankingRowSerializer = type(
     {
         "method": serializers.CharField(),
         "rank": serializers.IntegerField(),
+        "ranked": serializers.BooleanField(
+            required=False,
+            help_text="False when every verdict of the method is '?' (fewer than 10 common targets with each "
+            "other method): its rank is then not a result. Absent in snapshots older than this field.",
+        ),
         "wins": serializers.IntegerField(),
         "losses": serializers.IntegerField(),
         "draws": serializers.IntegerField(),

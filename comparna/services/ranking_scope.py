@@ -91,6 +91,8 @@ def scope_report(table: CountsTable, report: dict, *, empty: np.ndarray) -> dict
     targets of the ranked methods with each one's pooled scores on them, the number of robustness targets."""
     rows = {row["method"]: row for row in report.get("methods", [])}
     ranked = [name for name in table.methods if name in rows and is_ranked(rows[name])]
+    for name, row in rows.items():
+        row["ranked"] = name in ranked  # the API's rows say it too
     ix = [table.methods.index(name) for name in ranked]
     common = table.present[ix].all(axis=0) if ix else np.zeros(len(table.targets), dtype=bool)
     common_scores = {}

@@ -145,6 +145,8 @@ def test_only_question_marks_are_not_ranked_and_never_a_shared_first_rank(client
     methods = {m["method"]: m for m in snap.report["methods"]}
     assert methods["Gamma"]["unknown"] == 2  # "?" against Alpha and Beta
     assert snap.report["ranked_methods"] == ["Alpha", "Beta"]
+    api = client.get(f"/api/rankings/{snap.pk}/").json()
+    assert {m["method"]: m["ranked"] for m in api["methods"]} == {"Alpha": True, "Beta": True, "Gamma": False}
     page = client.get(reverse("subset-rankings", args=["testset", "all", "extended"])).content.decode()
     table = page[page.index('id="ranking-table"') : page.index("</table>", page.index('id="ranking-table"'))]
     assert 'data-method="Gamma"' not in table and 'data-method="Alpha"' in table
