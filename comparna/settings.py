@@ -248,6 +248,10 @@ PREDICTION_RESEND_AFTER_S = float(os.environ.get("COMPARNA_RESEND_AFTER_S", str(
 # and the most targets it takes.
 PREDICTION_BATCH_S = float(os.environ.get("COMPARNA_BATCH_S", "60"))
 PREDICTION_BATCH_MAX = max(1, int(os.environ.get("COMPARNA_BATCH_MAX", "200")))
+# ... and at most this share of the estimated time of the method version's queued predictions (so that the
+# other workers get theirs), but not under PREDICTION_BATCH_MIN_S seconds (a launch's fixed cost).
+PREDICTION_BATCH_SHARE = float(os.environ.get("COMPARNA_BATCH_SHARE", "0.25"))
+PREDICTION_BATCH_MIN_S = float(os.environ.get("COMPARNA_BATCH_MIN_S", "1"))
 # Queued predictions are sent in schedule order (predictors/scheduling.py) through a window: at most this many
 # sent and not yet started; the rest wait in the database, so a broker never holds the whole backlog.
 PREDICTION_DISPATCH_WINDOW = int(os.environ.get("COMPARNA_DISPATCH_WINDOW", "1000"))

@@ -90,15 +90,19 @@ def cost_model(version: MethodVersion, spec: PredictorSpec) -> CostModel:
         .order_by("-finished_at")
         .values_list("runtime_s", "target__length")[:COST_SAMPLE]
     )
-    ratios = [rt / (max(n, 1) / 1000) ** k for rt, n in rows]
+    # The longer half of the sample: short targets' runtimes are mostly fixed costs, not the length's power.
+    longer = sorted(rows, key=lambda r: r[1])[len(rows) // 2 :]
+    ratios = [rt / (max(n, 1) / 1000) ** k for rt, n in longer]
     return CostModel(k, statistics.median(ratios) if ratios else None)
 
 
 def claim_batch(prediction: Prediction, spec: PredictorSpec, *, dead_worker: str = "") -> list[Prediction]:
     """Other predictions of ``prediction``'s version to run in the same launch, locked (inside the caller's
     transaction): first those a dead worker was running with it, then queued ones in schedule order
-    (predictors.scheduling: rank, then shortest first), while
-    the estimated time stays within the budget."""
+    (predictors.scheduling: rank, then shortest first), while the estimated time stays within the budget:
+    ``PREDICTION_BATCH_S``, and at most ``PREDICTION_BATCH_SHARE`` of the estimated time of the version's
+    queued predictions (but not under ``PREDICTION_BATCH_MIN_S``), so that one worker does not take a whole
+    method's backlog while the others wait."""
     version = prediction.method_version
     budget = float(settings.PREDICTION_BATCH_S)
     most = int(settings.PREDICTION_BATCH_MAX) - 1
@@ -113,6 +117,12 @@ def claim_batch(prediction: Prediction, spec: PredictorSpec, *, dead_worker: str
         )
     if model.scale is None:
         most = min(most, PROBE_BATCH - 1)
+    else:
+        # A share of what is left of this version, so that the other workers get their part of it too.
+        lengths = Prediction.objects.filter(method_version=version, status=Prediction.Status.QUEUED)
+        left = sum(model.seconds(n) or 0.0 for n in lengths.values_list("target__length", flat=True))
+        share = left * float(settings.PREDICTION_BATCH_SHARE)
+        budget = min(budget, max(float(settings.PREDICTION_BATCH_MIN_S), share))
 
     def cost(p: Prediction) -> float:
         if p.target.length > spec.max_length:
@@ -245,7 +255,7 @@ def _execute_batch(head: Prediction, batch: list[Prediction], spec: PredictorSpe
         with transaction.atomic():
             _back_to_queue(left, "")
             Prediction.objects.filter(pk__in=left).update(
-                attempts=F("attempts") - 1, queued_at=timezone.now()
+                attempts=F("attempts") - 1, queued_at=timezone.now(), dispatched_at=timezone.now()
             )
             pipeline.predictions_queued(prediction_ids=left)
     if infrastructure:

@@ -36,11 +36,19 @@ from predictors.programs.threshknot import DEFAULT_THETA, threshknot
 MODES = ("viterbi", "mea", "threshknot")
 
 
+_cache_source: Path | None = None
+
+
 def use_numba_cache(source: Path) -> None:
     """Point Numba at the prebuilt cache (a writable copy of it when it is read-only); call before Numba
-    is imported, i.e. before :mod:`gpu_contrafold`."""
+    is imported, i.e. before :mod:`gpu_contrafold`. Calling it again with the same cache (``main`` once per
+    target of a batch, in one process) changes nothing."""
+    global _cache_source
+    if _cache_source == source:
+        return
     if "numba" in sys.modules:
         raise RuntimeError("Numba is already loaded; its cache directory can no longer be chosen")
+    _cache_source = source
     if "NUMBA_CACHE_DIR" in os.environ or not source.is_dir():
         return
     if os.access(source, os.W_OK):
