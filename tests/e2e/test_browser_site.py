@@ -1,6 +1,6 @@
 """The site at phone width, the target browser and the static files, in headless Chromium.
 
-Reuses the fixtures of tests/e2e/test_browser_pages.py (the production stack with the deterministic site data,
+Reuses the browser fixtures of tests/e2e/browser.py (the production stack with the deterministic site data,
 Debian's Chromium through Playwright, a page that records console errors, failed requests and CSP violations).
 Screenshots go to test-artifacts/screenshots/ (look at them).
 """
@@ -12,7 +12,7 @@ import re
 import pytest
 import requests
 
-from tests.e2e.test_browser_pages import SHOTS, browser, live_site, page, visit  # noqa: F401 - fixtures
+from tests.e2e.browser import SHOTS, visit  # the fixtures (live_site, browser, page): tests/e2e/conftest.py
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
