@@ -15,6 +15,11 @@ urlpatterns = [
     path("datasets/<slug:dataset>/targets/", views.DatasetTargetListView.as_view(), name="dataset-targets"),
     path("targets/", views.TargetBrowserView.as_view(), name="targets"),
     path("targets/<id:pk>/", views.TargetDetailView.as_view(), name="target-detail"),
+    path(
+        "targets/<id:pk>/predictions/<id:prediction>.svg",
+        views.TargetPredictionDrawingView.as_view(),
+        name="target-prediction-drawing",
+    ),
     path("methods/", views.MethodListView.as_view(), name="methods"),
     path("methods/<id:pk>/", views.MethodDetailView.as_view(), name="method-detail"),
     path("methods/<id:pk>/predictions/", views.MethodPredictionsView.as_view(), name="method-predictions"),

@@ -14,7 +14,12 @@ from comparna.views.rankings import (
     SubsetRankingView,
 )
 from comparna.views.site import AboutView, DatasetListView, HomeView, prediction_progress
-from comparna.views.targets import DatasetTargetListView, TargetBrowserView, TargetDetailView
+from comparna.views.targets import (
+    DatasetTargetListView,
+    TargetBrowserView,
+    TargetDetailView,
+    TargetPredictionDrawingView,
+)
 
 __all__ = [
     "AboutView",
@@ -34,5 +39,6 @@ __all__ = [
     "SubsetRankingView",
     "TargetBrowserView",
     "TargetDetailView",
+    "TargetPredictionDrawingView",
     "prediction_progress",
 ]

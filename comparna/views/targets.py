@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.views import View
 from django.views.generic import ListView, TemplateView
 
 from comparna.blind.embargo import embargo_of
 from comparna.models import Dataset, Target
 from comparna.services.pages.target_browser import browse, facets, parse_query, sort_links
-from comparna.services.pages.targets import target_context
+from comparna.services.pages.targets import prediction_drawing, target_context
+from predictors.models import Method, Prediction
 
 
 class TargetBrowserView(ListView):
@@ -62,6 +65,27 @@ class TargetDetailView(TemplateView):
         if ctx["blind"] and ctx["blind"]["hidden"]:
             ctx["predictions"] = []  # blind predictions are shown after the release only
         return ctx
+
+
+class TargetPredictionDrawingView(View):
+    """One public, finished prediction of a target drawn against its reference (``image/svg+xml``); blind
+    predictions only after the release, as on the target page."""
+
+    def get(self, request, pk: int, prediction: int):
+        target = get_object_or_404(Target.objects.prefetch_related("references"), pk=pk)
+        found = get_object_or_404(
+            target.predictions.select_related("method_version__method").filter(
+                status=Prediction.Status.OK, method_version__method__visibility=Method.Visibility.PUBLIC
+            ),
+            pk=prediction,
+        )
+        blind = embargo_of(target)
+        if blind and blind["hidden"]:
+            raise Http404("blind predictions are shown after the release")
+        svg = prediction_drawing(target, found)
+        response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+        response["Cache-Control"] = "public, max-age=3600"
+        return response
 
 
 def _has_pdb_chain(target: Target) -> bool:

@@ -185,3 +185,34 @@ def test_method_page_links_to_status_rankings_and_predictions(client, site):
     only_failed = client.get(f"/methods/{method.pk}/predictions/?status=failed").content.decode()
     assert len(re.findall(r'href="/targets/\d+/"', only_failed)) == failed > 0
     assert client.get("/methods/999999/predictions/").status_code == 404
+
+
+def test_target_page_loads_prediction_drawings_by_url(client, site):
+    import xml.etree.ElementTree as ET
+
+    from comparna.models import Target
+    from predictors.models import Prediction
+
+    target = Target.objects.filter(dataset__slug="rnastrand").order_by("-length").first()
+    page = client.get(f"/targets/{target.pk}/").content.decode()
+    ok = list(target.predictions.filter(status=Prediction.Status.OK).select_related("method_version__method"))
+    urls = re.findall(r'<img src="(/targets/\d+/predictions/\d+\.svg)" loading="lazy"', page)
+    assert len(urls) == len(ok) >= 4 and "<path class=\"pred" not in page  # no inline prediction arcs
+    ref = target.references.get(definition="extended")
+    ref_pairs = {tuple(map(int, t.split("-"))) for t in ref.pairs.split()}
+    for p in ok:
+        response = client.get(f"/targets/{target.pk}/predictions/{p.pk}.svg")
+        assert response.status_code == 200 and response["Content-Type"].startswith("image/svg+xml")
+        svg = response.content.decode()
+        root = ET.fromstring(svg.encode())  # a well-formed document with its style inside
+        assert root.tag.endswith("svg") and "<style>" in svg
+        pred_pairs = {tuple(map(int, t.split("-"))) for t in p.pairs.split()}
+        assert svg.count('class="pred tp"') == len(pred_pairs & ref_pairs)
+        assert svg.count('class="pred fp"') == len(pred_pairs - ref_pairs)
+        assert svg.count('class="ref found"') == len(ref_pairs & pred_pairs)
+        assert svg.count('class="ref missed"') == len(ref_pairs - pred_pairs)
+    failed = target.predictions.exclude(status=Prediction.Status.OK).first()
+    other = Target.objects.exclude(pk=target.pk).first()
+    if failed:
+        assert client.get(f"/targets/{target.pk}/predictions/{failed.pk}.svg").status_code == 404
+    assert client.get(f"/targets/{other.pk}/predictions/{ok[0].pk}.svg").status_code == 404

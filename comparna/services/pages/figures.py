@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from comparna.services.pages.palette import PALETTE, series_style
+from comparna.services.pages.palette import MISSED, PALETTE, RIGHT, WRONG, series_style
 
 #: Decimals kept in embedded figure data: 4 for scores in [0, 1] (0.0001 is far below a pixel).
 DECIMALS = 4
@@ -273,3 +273,20 @@ def arc_diagram_svg(
             parts.append(f'<text class="base" x="{x(pos):.1f}" y="{y0 + 12:.1f}">{html.escape(base)}</text>')
     parts.append("</svg>")
     return "".join(parts)
+
+
+#: The arc diagram's style (as in static/comparna/site.css) for an SVG shown by itself or as an <img>.
+ARC_STYLE = (
+    "path{fill:none;stroke-width:1.4}.backbone{stroke:#556;stroke-width:1.5}"
+    "text.tick{font:9px sans-serif;fill:#667;text-anchor:middle}"
+    "text.base{font:8px monospace;fill:#223;text-anchor:middle}"
+    f".found,.tp{{stroke:{RIGHT}}}.missed{{stroke:{MISSED};stroke-dasharray:3 2}}"
+    f".fp{{stroke:{WRONG};stroke-width:1.8}}.standard{{stroke:#1b5e9c}}"
+    ".extended{stroke:#d17a00;stroke-dasharray:3 2}path:hover{stroke-width:3}"
+)
+
+
+def standalone_svg(svg: str) -> str:
+    """An SVG of :func:`arc_diagram_svg` as a document of its own: XML declaration, its style inside."""
+    head, _, rest = svg.partition(">")
+    return f'<?xml version="1.0" encoding="UTF-8"?>\n{head}><style>{ARC_STYLE}</style>{rest}'

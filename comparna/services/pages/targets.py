@@ -3,11 +3,13 @@ drawn against the reference and scored."""
 
 from __future__ import annotations
 
+from django.urls import reverse
+
 from comparna.models import Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_dot_bracket
 from comparna.rna.structure import StructureFormatError
-from comparna.services.pages.figures import Arc, arc_diagram_svg
+from comparna.services.pages.figures import Arc, arc_diagram_svg, standalone_svg
 from predictors.models import Method, Prediction
 
 
@@ -66,8 +68,7 @@ def target_context(target: Target) -> dict:
                 "n_non_standard": sum(1 for a in arcs if "extended" in a.css.split()),
             }
         )
-    main_def = "extended" if "extended" in refs else next(iter(refs), None)
-    main_pairs = _pair_set(refs[main_def].pairs) if main_def else set()
+    main_def = main_definition(refs)
     predictions = []
     for p in (
         target.predictions.filter(method_version__method__visibility=Method.Visibility.PUBLIC)
@@ -81,36 +82,13 @@ def target_context(target: Target) -> dict:
             "method": p.method_version.method,
             "version": p.method_version,
             "scores": [scores[d] for d in ("extended", "standard") if d in scores],
-            "svg": None,
+            "drawing_url": None,
             "dot_bracket": None,
         }
         if p.status == Prediction.Status.OK:
-            pred_pairs = _pair_set(p.pairs)
-            upper = [
-                Arc(
-                    i,
-                    j,
-                    "ref " + ("found" if (i, j) in pred_pairs else "missed"),
-                    f"reference {i}–{j}" + (" (found)" if (i, j) in pred_pairs else " (missed)"),
-                )
-                for i, j in sorted(main_pairs)
-            ]
-            lower = [
-                Arc(
-                    i,
-                    j,
-                    "pred " + ("tp" if (i, j) in main_pairs else "fp"),
-                    f"predicted {i}–{j}" + (" correct" if (i, j) in main_pairs else " not in the reference"),
-                )
-                for i, j in sorted(pred_pairs)
-            ]
-            entry["svg"] = arc_diagram_svg(
-                target.length,
-                upper,
-                lower,
-                sequence=target.sequence,
-                label=f"{p.method_version.method.name} vs reference",
-            )
+            # drawn by its own URL (an <img> loaded when scrolled to): a long target's twelve drawings
+            # would make the page megabytes long
+            entry["drawing_url"] = reverse("target-prediction-drawing", args=[target.pk, p.pk])
             entry["dot_bracket"] = dot_bracket_or_none(target.length, p.pairs)
         predictions.append(entry)
     return {
@@ -119,6 +97,46 @@ def target_context(target: Target) -> dict:
         "main_definition": main_def,
         **annotation_notes(target),
     }
+
+
+def main_definition(refs: dict) -> str | None:
+    """The definition predictions are drawn against: extended where the target has it."""
+    return "extended" if "extended" in refs else next(iter(refs), None)
+
+
+def prediction_drawing(target: Target, prediction: Prediction) -> str:
+    """A standalone SVG of one prediction against the reference: reference pairs above (found or missed),
+    predicted pairs below (correct or not in the reference), styled inside (it is shown as an image)."""
+    refs = {r.definition: r for r in target.references.all()}
+    main_def = main_definition(refs)
+    main_pairs = _pair_set(refs[main_def].pairs) if main_def else set()
+    pred_pairs = _pair_set(prediction.pairs)
+    upper = [
+        Arc(
+            i,
+            j,
+            "ref " + ("found" if (i, j) in pred_pairs else "missed"),
+            f"reference {i}–{j}" + (" (found)" if (i, j) in pred_pairs else " (missed)"),
+        )
+        for i, j in sorted(main_pairs)
+    ]
+    lower = [
+        Arc(
+            i,
+            j,
+            "pred " + ("tp" if (i, j) in main_pairs else "fp"),
+            f"predicted {i}–{j}" + (" correct" if (i, j) in main_pairs else " not in the reference"),
+        )
+        for i, j in sorted(pred_pairs)
+    ]
+    svg = arc_diagram_svg(
+        target.length,
+        upper,
+        lower,
+        sequence=target.sequence,
+        label=f"{prediction.method_version.method.name} vs reference",
+    )
+    return standalone_svg(svg)
 
 
 def annotation_notes(target: Target) -> dict:
