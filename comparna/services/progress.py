@@ -3,8 +3,8 @@
 Every page that shows progress reads it here (home, rankings; others may import it).
 
 - **Throughput** is measured, not assumed: the predictions that finished in the last :data:`WINDOW_MINUTES`
-  minutes, per method and overall, divided by the time they were measured over (the window, or less when
-  the first of them started within it).
+  minutes (not counting "too long", recorded without running anything), per method and overall, divided
+  by the time they were measured over (the window, or less when the first of them started within it).
 - **ETA** = unfinished predictions / throughput. With nothing finished in the window there is no estimate
   (stopped workers, or nothing running), and the page says so.
 - **Settled**: a ranking snapshot is *settled* when no prediction of an active method's current version on
@@ -89,7 +89,10 @@ def prediction_progress(
     ):
         by_method[(name, pk)][status] = n
     since = now - dt.timedelta(minutes=window_minutes)
-    recent_qs = qs.filter(finished_at__gte=since, finished_at__lte=now).exclude(status__in=UNFINISHED)
+    # "too long" is recorded without running the program (often at queue time): not throughput
+    recent_qs = qs.filter(finished_at__gte=since, finished_at__lte=now).exclude(
+        status__in=(*UNFINISHED, Prediction.Status.TOO_LONG)
+    )
     recent = {
         row["method_version__method__name"]: (row["n"], row["first"])
         for row in recent_qs.values("method_version__method__name")
