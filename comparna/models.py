@@ -262,7 +262,25 @@ class ImportRun(RunRecord):
         pass
 
 
-class RankingSnapshot(models.Model):
+class RankingRecord(models.Model):
+    """What every stored ranking keeps: when, the seed, its inputs and their identity, the report.
+
+    Shared by :class:`RankingSnapshot` and :class:`UnseenRanking`; ``inputs_hash`` identifies identical
+    inputs so that a job stores a new row only when something changed.
+    """
+
+    computed_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    seed = models.BigIntegerField()
+    inputs_hash = models.CharField(max_length=64)
+    inputs = models.JSONField()
+    report = models.JSONField()
+
+    class Meta:
+        abstract = True
+        ordering = ["-computed_at", "-pk"]
+
+
+class RankingSnapshot(RankingRecord):
     """An immutable, dated ranking of one subset under one pair definition, with its inputs' identity.
 
     ``inputs`` records everything needed to recompute it (dataset version, method versions, seed, engine
@@ -273,14 +291,8 @@ class RankingSnapshot(models.Model):
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="rankings")
     subset = models.ForeignKey(Subset, on_delete=models.CASCADE, related_name="rankings")
     definition = models.CharField(max_length=16, choices=PairDefinition.choices)
-    computed_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    seed = models.BigIntegerField()
-    inputs_hash = models.CharField(max_length=64)
-    inputs = models.JSONField()
-    report = models.JSONField()
 
-    class Meta:
-        ordering = ["-computed_at", "-pk"]
+    class Meta(RankingRecord.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["subset", "definition", "inputs_hash"], name="ranking_unique_inputs"
@@ -291,7 +303,7 @@ class RankingSnapshot(models.Model):
         return f"{self.subset} {self.definition} @ {self.computed_at:%Y-%m-%d %H:%M}"
 
 
-class UnseenRanking(models.Model):
+class UnseenRanking(RankingRecord):
     """The leakage-aware ranking of a dataset under one pair definition (comparna.services.leakage).
 
     Every pairwise comparison uses only the targets neither method could have seen in training (declared
@@ -301,14 +313,8 @@ class UnseenRanking(models.Model):
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="unseen_rankings")
     definition = models.CharField(max_length=16, choices=PairDefinition.choices)
-    computed_at = models.DateTimeField(auto_now_add=True, db_index=True)
-    seed = models.BigIntegerField()
-    inputs_hash = models.CharField(max_length=64)
-    inputs = models.JSONField()
-    report = models.JSONField()
 
-    class Meta:
-        ordering = ["-computed_at", "-pk"]
+    class Meta(RankingRecord.Meta):
         constraints = [
             models.UniqueConstraint(
                 fields=["dataset", "definition", "inputs_hash"], name="unseen_unique_inputs"
