@@ -84,12 +84,15 @@
       window.Plotly.newPlot(div, figure.data, figure.layout, {responsive: true, displaylogo: false})
         .then(function () {
           div.classList.add("rendered");
-          // points that carry a site path in customdata (a target's page) open it on click
+          // a figure whose layout.meta.point_link is a site path with "{id}" opens it, filled with the
+          // clicked point's customdata (a target's id), on click
+          var pattern = figure.layout && figure.layout.meta && figure.layout.meta.point_link;
+          if (typeof pattern !== "string" || pattern.charAt(0) !== "/" || pattern.charAt(1) === "/") return;
           div.on("plotly_click", function (event) {
             var point = event && event.points && event.points[0];
-            var link = point && point.customdata;
-            if (typeof link === "string" && link.charAt(0) === "/" && link.charAt(1) !== "/") {
-              window.location.assign(link);
+            var id = point && point.customdata;
+            if (typeof id === "number" && isFinite(id)) {
+              window.location.assign(pattern.replace("{id}", String(id)));
             }
           });
         });

@@ -148,8 +148,9 @@ def test_target_filters_in_the_browser(live_site, page):  # noqa: F811
 def test_scatter_point_opens_its_target(live_site, page):  # noqa: F811
     base = live_site["url"]
     visit(page, f"{base}/rankings/rnastrand/all/extended/compare/{live_site['good']}/{live_site['mid']}/")
-    links = page.evaluate("document.getElementById('scatter-plot').data.map(t => t.customdata)")
-    assert all(re.fullmatch(r"/targets/\d+/", x) for trace in links for x in trace), links
+    ids = page.evaluate("document.getElementById('scatter-plot').data.map(t => t.customdata)")
+    assert all(isinstance(x, int) for trace in ids for x in trace), ids
+    assert page.evaluate("document.getElementById('scatter-plot').layout.meta.point_link") == "/targets/{id}/"
     point = page.locator("#scatter-plot .scatterlayer .trace").first.locator(".point").nth(3)
     point.scroll_into_view_if_needed()
     box = point.bounding_box()

@@ -177,18 +177,20 @@ def comparison_scatter_figure(rows: Sequence[dict], names: tuple[str, str]) -> s
     from django.urls import reverse
 
     fig = go.Figure()
-    # Each dot links to its target's page (site.js opens ``customdata`` on click).
-    links = [reverse("target-detail", args=[r["target_id"]]) if "target_id" in r else "" for r in rows]
+    # Each dot links to its target's page: site.js fills the layout's ``meta.point_link`` with the dot's
+    # ``customdata`` (the target's id) on click. Ids and 3-decimal scores keep 1700 targets' dots small.
+    ids = [r.get("target_id") for r in rows]
+    link = reverse("target-detail", args=[0]).replace("/0/", "/{id}/")
     styles = ((names[0], "a", "circle", PALETTE[0]), (names[1], "b", "diamond", PALETTE[1]))
     for name, key, symbol, colour in styles:
         fig.add_trace(
             go.Scatter(
-                x=rounded(r[key].sensitivity for r in rows),
-                y=rounded(r[key].ppv for r in rows),
+                x=rounded((r[key].sensitivity for r in rows), 3),
+                y=rounded((r[key].ppv for r in rows), 3),
                 mode="markers",
                 name=name,
                 text=[r["source_id"] for r in rows],
-                customdata=links,
+                customdata=ids,
                 marker={"symbol": symbol, "opacity": 0.7, "color": colour},
                 hovertemplate="%{text} (click: its page)<br>sensitivity %{x:.3f}<br>PPV %{y:.3f}<extra>"
                 + html.escape(name)
@@ -196,6 +198,7 @@ def comparison_scatter_figure(rows: Sequence[dict], names: tuple[str, str]) -> s
             )
         )
     fig.update_layout(
+        meta={"point_link": link},
         height=420,
         template="plotly_white",
         margin={"l": 50, "r": 20, "t": 20, "b": 45},
