@@ -204,3 +204,16 @@ def test_unseen_ranking_is_deterministic(archiveii, methods):
     changed, new_changed = rank_unseen(dataset=archiveii, definition="extended", seed=SEED)
     assert new_changed and changed.report["common_targets"]["TrainedOn5S"]["Thermo"] < (
         report["common_targets"]["TrainedOn5S"]["Thermo"])
+
+
+def test_rank_unseen_command_prints_full_and_unseen_ranks(archiveii, methods):
+    from io import StringIO
+
+    out = StringIO()
+    call_command("rank_unseen", "--dataset", "archiveii", "--seed", str(SEED), stdout=out)
+    lines = out.getvalue().splitlines()
+    row = UnseenRanking.objects.get(dataset=archiveii)
+    for m in row.report["methods"]:
+        line = next(x for x in lines if x.startswith(m["method"] + " "))
+        assert line.split()[1:3] == [str(row.report["full_ranks"][m["method"]]), str(m["rank"])]
+    assert "training data undeclared" in next(x for x in lines if x.startswith("Undeclared "))
