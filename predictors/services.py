@@ -119,27 +119,30 @@ def queue_predictions(
     rows = Target.objects.all() if targets is None else Target.objects.filter(pk__in=[t.pk for t in targets])
     info = {pk: (ds, length) for pk, ds, length in rows.values_list("pk", "dataset_id", "length")}
     target_ids = list(info)
-    created = 0
-    with transaction.atomic():
-        wanted: dict[MethodVersion, list[int]] = {}
-        for version in versions:
-            kind = version.spec.get("comparative_input")
-            eligible = target_ids
-            if kind:
-                # Comparative methods run only where the target has that homologue input (SCIENCE.md §4).
-                eligible = set(
-                    Target.objects.filter(pk__in=target_ids, comparative_inputs__kind=kind).values_list(
-                        "pk", flat=True
-                    )
-                )
-            existing = set(
-                Prediction.objects.filter(method_version=version, target_id__in=target_ids).values_list(
-                    "target_id", flat=True
+    # Reads first, outside the transaction: with SQLite a transaction holds the write lock from its start
+    # (settings), and nothing created here can be lost to a concurrent queueing (unique pairs, ignored
+    # conflicts). Only the inserts and the dispatch are one transaction.
+    wanted: dict[MethodVersion, list[int]] = {}
+    for version in versions:
+        kind = version.spec.get("comparative_input")
+        eligible = target_ids
+        if kind:
+            # Comparative methods run only where the target has that homologue input (SCIENCE.md §4).
+            eligible = set(
+                Target.objects.filter(pk__in=target_ids, comparative_inputs__kind=kind).values_list(
+                    "pk", flat=True
                 )
             )
-            wanted[version] = [t for t in target_ids if t in eligible and t not in existing]
-        ranks = schedule_ranks(wanted, info)
-        now = timezone.now()
+        existing = set(
+            Prediction.objects.filter(method_version=version, target_id__in=target_ids).values_list(
+                "target_id", flat=True
+            )
+        )
+        wanted[version] = [t for t in target_ids if t in eligible and t not in existing]
+    ranks = schedule_ranks(wanted, info)
+    now = timezone.now()
+    created = 0
+    with transaction.atomic():
         for version, ids in wanted.items():
             limit = int(version.spec.get("max_length") or 0)
             new = [new_prediction(version, t, info[t][1], limit, ranks.get(t, 0), now) for t in ids]

@@ -44,6 +44,11 @@ def assign_families(
     rows = {}
     for target in todo:
         hit = hits.get(str(target.pk))
+        # cmalign runs before the transaction: no write lock is held across a subprocess (with SQLite that
+        # lock is the whole database's, and the predict workers waited on it until they failed)
+        aligned = []
+        if hit is not None:
+            aligned = align_comparative_inputs(target=target, accession=hit.accession, library=library)
         with transaction.atomic():
             row, _ = FamilyAssignment.objects.get_or_create(
                 target=target,
@@ -58,7 +63,7 @@ def assign_families(
             )
             label_family(target=target, assignment=row)
             if hit is not None:
-                store_comparative_inputs(target=target, assignment=row, library=library)
+                store_comparative_inputs(target=target, assignment=row, library=library, aligned=aligned)
         rows[target.pk] = row
     pipeline.families_assigned(target_ids=[t.pk for t in targets])
     return rows
@@ -73,36 +78,44 @@ def label_family(*, target: Target, assignment: FamilyAssignment) -> None:
     target.family, target.family_source = label, "rfam" if label else ""
 
 
-def store_comparative_inputs(
-    *, target: Target, assignment: FamilyAssignment, library: RfamLibrary
-) -> list[ComparativeInput]:
-    """Build, align (cmalign) and store the (seed) and (20) inputs of an assigned target."""
-    seed = library.read_seed(assignment.accession)
+def align_comparative_inputs(*, target: Target, accession: str, library: RfamLibrary) -> list[tuple]:
+    """Build the (seed) and (20) inputs of a target assigned to ``accession`` and align them (cmalign):
+    [(input, aligned), ...], nothing stored."""
+    seed = library.read_seed(accession)
     if seed is None:  # a model without a seed alignment (e.g. tRNA-Sec in the testsuite)
         return []
-    built = [seed_input(target.sequence, seed, accession=assignment.accession, rfam_version=library.version)]
+    built = [seed_input(target.sequence, seed, accession=accession, rfam_version=library.version)]
     twenty = twenty_input(
         target.sequence,
         seed,
-        accession=assignment.accession,
+        accession=accession,
         rfam_version=library.version,
         random_seed=twenty_seed(target),
     )
     if twenty is not None:
         built.append(twenty)
+    return [(comparative, align_to_family(comparative, accession, library)) for comparative in built]
+
+
+def store_comparative_inputs(
+    *, target: Target, assignment: FamilyAssignment, library: RfamLibrary, aligned: list | None = None
+) -> list[ComparativeInput]:
+    """Store the (seed) and (20) inputs of an assigned target (built and aligned here unless ``aligned``
+    comes from :func:`align_comparative_inputs`)."""
+    if aligned is None:
+        aligned = align_comparative_inputs(target=target, accession=assignment.accession, library=library)
     stored = []
-    for comparative in built:
-        aligned = align_to_family(comparative, assignment.accession, library)
+    for comparative, aligned_input in aligned:
         row, _ = ComparativeInput.objects.get_or_create(
             target=target,
             kind=comparative.kind,
             rfam_version=library.version,
             defaults={
                 "accession": assignment.accession,
-                "query_name": aligned.query_name,
+                "query_name": aligned_input.query_name,
                 "random_seed": comparative.random_seed,
                 "sequences": comparative.to_fasta(),
-                "alignment": aligned.to_stockholm(),
+                "alignment": aligned_input.to_stockholm(),
             },
         )
         stored.append(row)
