@@ -44,7 +44,7 @@ def runner() -> ContainerRunner:
 
 
 def test_catalogue_method_in_a_container(runner):
-    spec = replace(get_spec("RNAfold-MEA"), image=IMAGE)
+    spec = replace(get_spec("RNAfold-MEA"), image=IMAGE, batch=False)  # images never batch
     assert isinstance(select_runner(spec), ContainerRunner)
     result = run_prediction(spec, TRNA, runner=runner)
     assert result.status == "ok", (result.message, result.stderr_tail)
@@ -63,7 +63,11 @@ def test_container_infinite_loop_times_out_and_is_removed(runner):
 
 def test_container_memory_bomb_fails(runner):
     result = run_prediction(
-        py("x = []\nwhile True: x.append(bytearray(50 * 2**20))"), "GGGAAACCC", runner=runner
+        # a generous wall clock: under load Podman's start alone can take the 2 s default, and the
+        # bomb must meet the memory limit, not the clock
+        py("x = []\nwhile True: x.append(bytearray(50 * 2**20))", time_limit_s=30),
+        "GGGAAACCC",
+        runner=runner,
     )
     assert result.status == "failed" and "memory" in result.message
 
