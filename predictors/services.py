@@ -262,6 +262,9 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
     running = Prediction.objects.filter(status=Prediction.Status.RUNNING).select_related("method_version")
     for p in running:
         limit = float(p.method_version.spec.get("time_limit_s", 3600))
+        if p.method_version.spec.get("batch"):
+            # a batch member may wait for the batch's earlier targets (no target starts after the budget)
+            limit += float(settings.PREDICTION_BATCH_S)
         if worker_known_dead(p.worker):
             stuck.append(p.pk)  # its worker is gone: no need to wait for the limit
         elif p.started_at is None or p.started_at < now - timedelta(seconds=limit + grace_s):

@@ -119,3 +119,22 @@ def test_targets_the_budget_did_not_start_go_back_unrun(queued, settings):
     back = [p for p in states if p.status == "queued"]
     assert len(ran) >= 1 and back
     assert all(p.attempts == 0 and p.worker == "" and p.finished_at is None for p in back)
+
+
+def test_sweep_waits_for_a_batch_on_another_host(queued, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from predictors.services import requeue_stuck_predictions
+
+    _, preds = queued
+    elsewhere = "another-boot.4026531836.123.456"  # a worker this host cannot check
+    now = timezone.now()
+    # past its own 2 s limit, but within limit + PREDICTION_BATCH_S: its batch may still be running
+    Prediction.objects.filter(pk=preds[0].pk).update(
+        status="running", worker=elsewhere, started_at=now - timedelta(seconds=30))
+    long_ago = now - timedelta(seconds=settings.PREDICTION_BATCH_S + 10)
+    Prediction.objects.filter(pk=preds[1].pk).update(status="running", worker=elsewhere, started_at=long_ago)
+    assert requeue_stuck_predictions(grace_s=0)["stuck"] == 1
+    assert (final(preds[0]).status, final(preds[1]).status) == ("running", "queued")
