@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 
 from comparna.services.leakage import recompute_unseen
@@ -24,5 +26,8 @@ def recompute_rankings_task() -> int:
         )
         if not pending.exists():  # archive settled data only, not every batch of a running backlog
             make_snapshot_if_changed(dataset)
-    recompute_unseen()  # the leakage-aware rankings (a new row only where their inputs changed)
+    try:  # the leakage-aware rankings (a new row only where their inputs changed)
+        recompute_unseen()
+    except Exception:  # never lose the full rankings and snapshots stored above; retried next run
+        logging.getLogger(__name__).exception("unseen rankings failed")
     return sum(1 for _, new in results if new)
