@@ -15,6 +15,7 @@ import RNA
 from comparna.rna.formats import parse_dot_bracket
 from comparna.rna.stockholm import rename_sequence
 from predictors.catalogue import load_catalogue
+from predictors.core.batch import BatchItem, can_batch, run_batch
 from predictors.core.runners import REPO_ROOT, SandboxRunner, run_prediction
 from predictors.programs.squarna_fold import top_structure
 from predictors.programs.threshknot import threshknot
@@ -53,6 +54,27 @@ def trna_alignments(trna) -> dict[str, str]:
         aligned = align_to_family(comparative, family.accession, library)
         out[kind] = (aligned.to_stockholm(), aligned.query_name)
     return out
+
+
+@pytest.mark.parametrize(
+    "spec", [s for s in load_catalogue() if can_batch(s, SandboxRunner())], ids=lambda s: s.name
+)
+def test_every_batching_predictor_gives_the_same_answer_twice_in_one_launch(spec, trna):
+    """A batch calls the wrapper once per target in one process: state left by one target (a loaded
+    parameter set, a compiled engine, a cache directory) must not change the next one's answer."""
+    seq, reference = trna
+    hairpin = "GGGGAAACCCCAUAUGGGGAAAACCCCA"
+    out = run_batch(
+        spec, [BatchItem(seq, "a"), BatchItem(hairpin, "b"), BatchItem(seq, "c")], runner=SandboxRunner()
+    )
+    assert out.launches == 1 and not out.unstarted
+    first, _, again = (out.results[k] for k in range(3))
+    assert all(out.results[k].status == "ok" for k in range(3)), [
+        (r.status, r.message) for r in out.results.values()
+    ]
+    assert first.structure.pairs == again.structure.pairs  # samplers too: their seed is set per target
+    assert first.probabilities == again.probabilities
+    assert len(set(first.structure.pairs) & reference) >= 4, sorted(first.structure.pairs)
 
 
 @pytest.mark.parametrize("spec", load_catalogue(), ids=lambda s: s.name)
