@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from comparna.models import Target
+from comparna.params import ascii_int
 from comparna.rna.canonical import structure_to_text
 from comparna.rna.formats import read_bpseq, read_ct
 from comparna.rna.structure import StructureFormatError
@@ -40,6 +41,14 @@ class UploadRejected(ValueError):
 
 def _same(a: str, b: str) -> bool:
     return a.upper().replace("T", "U") == b.upper().replace("T", "U")
+
+
+def owned_by_reference(user, ref) -> Method | None:
+    """The user's method named by ``ref`` in an upload request: its id (ASCII digits) or its name; ``None``
+    for anything not theirs."""
+    ident = ascii_int(str(ref))
+    mine = Method.objects.filter(owner=user)
+    return (mine.filter(pk=ident) if ident is not None else mine.filter(name=ref)).first()
 
 
 def parse_upload(*, sequence: str, structure, fmt: str, probabilities=None) -> ParsedPrediction:

@@ -25,11 +25,10 @@ from rest_framework.views import APIView
 from comparna import clock
 from comparna.blind.freezing import freeze_prediction
 from comparna.blind.models import BlindTarget, BlindWeek, FrozenPrediction
-from comparna.params import ascii_int
-from predictors.models import Method
 from predictors.uploads import (
     UPLOAD_FORMATS,
     UploadRejected,
+    owned_by_reference,
     parse_upload,
     prediction_for_upload,
     store_upload,
@@ -143,9 +142,7 @@ class BlindSubmissionView(APIView):
         if not form.is_valid():
             return Response({"error": "invalid submission", "fields": form.errors}, status=400)
         d = form.validated_data
-        ident = ascii_int(str(d["method"]))
-        mine = Method.objects.filter(owner=request.user)
-        method = (mine.filter(pk=ident) if ident is not None else mine.filter(name=d["method"])).first()
+        method = owned_by_reference(request.user, d["method"])
         if method is None:
             raise NotFound("no such method of yours")
         blind = BlindTarget.objects.filter(target_id=d["target"]).select_related("target", "week").first()

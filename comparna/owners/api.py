@@ -19,11 +19,11 @@ from rest_framework.views import APIView
 from comparna.api.serializers import ScoreSerializer
 from comparna.models import Score, Target
 from comparna.owners import methods as svc
-from comparna.params import ascii_int
 from predictors.models import Method, Prediction
 from predictors.uploads import (
     UPLOAD_FORMATS,
     UploadRejected,
+    owned_by_reference,
     parse_upload,
     prediction_for_upload,
     store_upload,
@@ -258,9 +258,7 @@ class OwnerUploadView(APIView):
         if not form.is_valid():
             return Response({"error": "invalid upload", "fields": form.errors}, status=400)
         d = form.validated_data
-        ident = ascii_int(str(d["method"]))
-        mine = Method.objects.filter(owner=request.user)
-        method = (mine.filter(pk=ident) if ident is not None else mine.filter(name=d["method"])).first()
+        method = owned_by_reference(request.user, d["method"])
         if method is None:
             raise NotFound("no such method of yours")
         target = Target.objects.filter(pk=d["target"]).first()
