@@ -5,7 +5,7 @@ job), on the same ``--per-length`` sequences per length (the RNA STRAND entries 
 length is closest to the target, within 10 %), one job after another. The figure is the runner's recorded
 wall time per job (interpreter start, imports and model loading included), with the peak memory the
 cgroup saw. Lengths above a spec's ``max_length`` are reported as such (not run). Take figures under the
-lock and note the load: ``flock /work/wt/bench.lock .venv/bin/python scripts/time_methods.py``.
+lock and note the load: ``flock /tmp/comparna-bench.lock .venv/bin/python scripts/time_methods.py``.
 
 Usage: python scripts/time_methods.py [--methods NAME ...] [--lengths 100 300 1000] [--per-length 3]
        [--json FILE] [--ignore-limits]
