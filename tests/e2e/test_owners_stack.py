@@ -161,7 +161,7 @@ def mails(mail_dir: Path) -> str:
     return "\n".join(p.read_text() for p in sorted(mail_dir.glob("*.log")))
 
 
-def test_owner_walkthrough(site, owner_image_archive):
+def test_owner_walkthrough(site, owner_image_archive, browser):
     base, db, mail_dir, stack = site["url"], site["db"], site["mail"], site["stack"]
     # -- sign-up, confirmation, approval ----------------------------------------------------------------
     s = requests.Session()
@@ -370,7 +370,7 @@ def test_owner_walkthrough(site, owner_image_archive):
         and "DanaCmd: not ranked -> rank" in digest
     )
 
-    screenshots(base, owner, ids, good_fold, subset)
+    screenshots(browser, base, owner, ids, good_fold, subset)
     subprocess.run(
         [
             "podman",
@@ -385,11 +385,13 @@ def test_owner_walkthrough(site, owner_image_archive):
     )
 
 
-def screenshots(base: str, owner: requests.Session, ids: dict, good_fold: int, subset: int) -> None:
-    """The owner's pages and the feed in Chromium: no console errors, no CSP violations; saved as PNG."""
+def screenshots(browser, base: str, owner: requests.Session, ids: dict, good_fold: int, subset: int) -> None:
+    """The owner's pages and the feed in Chromium: no console errors, no CSP violations; saved as PNG.
+
+    ``browser`` is the session's Chromium (tests/e2e/browser.py): Playwright's sync API runs one instance
+    a thread, so a second ``sync_playwright()`` beside the shared one fails."""
     if not Path(CHROMIUM).exists():
         pytest.fail("Debian's chromium is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     pages = {
@@ -402,11 +404,8 @@ def screenshots(base: str, owner: requests.Session, ids: dict, good_fold: int, s
         "owner-signup": "/account/signup/",
         "feed-rankings": "/feeds/rankings.atom",
     }
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
         context.add_cookies([{"name": c.name, "value": c.value, "url": base} for c in owner.cookies])
         context.add_init_script(
             "window.__csp = []; document.addEventListener('securitypolicyviolation', "
@@ -436,4 +435,5 @@ def screenshots(base: str, owner: requests.Session, ids: dict, good_fold: int, s
         page.click("input[name=_save]")
         page.wait_for_url(re.compile(r".*/account/methods/\d+/$"))
         assert "registered as a development method" in page.content()
-        browser.close()
+    finally:
+        context.close()
