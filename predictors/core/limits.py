@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from predictors.core.workspace import cgroup_name
+from predictors.core.workspace import cgroup_name, remove_cgroup_dir
 
 
 def own_cgroup_paths() -> dict[str, str]:
@@ -98,7 +98,7 @@ class RunCgroups:
                 elif self.version == 1:
                     raise OSError(errno.ENOENT, f"{d / key} missing")
         except OSError:
-            self._remove(d)
+            remove_cgroup_dir(d)
             return None
         return d
 
@@ -149,21 +149,11 @@ class RunCgroups:
                 out["peak_processes"] = int((self.pids_dir / "pids.peak").read_text())
         return out
 
-    @staticmethod
-    def _remove(d: Path) -> None:
-        for _ in range(50):
-            try:
-                d.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.02)
 
     def close(self) -> None:
         self.kill_all()
         for d in self.dirs:
-            self._remove(d)
+            remove_cgroup_dir(d)
         self.dirs = []
 
 

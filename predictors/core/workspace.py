@@ -176,6 +176,11 @@ def _kill_cgroup(d: Path, deadline_s: float = 3.0) -> None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.02)
+    remove_cgroup_dir(d)
+
+
+def remove_cgroup_dir(d: Path) -> None:
+    """Remove an emptied cgroup directory, waiting up to ~1 s for the kernel to let its last task go."""
     for _ in range(50):
         try:
             d.rmdir()
