@@ -18,8 +18,9 @@ the naive way: one bare subprocess per prediction, --workers at a time.
 
 Reported: per method the bare and system seconds and their ratio; overall_ratio = system wall time / sum
 of the bare walls. Checks: every prediction ends in its expected state (ok, or too long over the limit)
-and every stored structure equals the in-process one. Methods that cannot run in this interpreter (their
-own virtualenv: MXfold2, eFold) have no in-process limit and are left out (listed in the notes).
+and every stored structure equals the in-process one. Wrappers run by a method's own virtualenv (MXfold2,
+eFold) are measured the same way in one warm process of that interpreter per core (``bench/venv_worker.py``);
+methods with no in-process wrapper at all are left out (listed in the notes).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ FAST = ("RNAfold-MFE", "LinearFold-V", "LinearPartition-V-MEA")
 
 
 def default_methods() -> list[str]:
-    """Every single-sequence catalogue method whose program can run in this interpreter."""
+    """Every single-sequence catalogue method whose wrapper can run warm here (in this interpreter, or in
+    its virtualenv's through ``bench/venv_worker.py``)."""
     out = []
     for spec in CATALOGUE:
         if spec.input_kind != "single":

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+import json
 import multiprocessing
 import os
 import shutil
@@ -100,28 +101,75 @@ def inprocess_predictor(spec, *, tmp: str | None = None) -> Callable[[str], obje
     For a wrapper spec (``{python} -m predictors.programs.X ARGS... {fasta}``) the module is imported once
     here; each call writes the FASTA, calls the module's ``main(argv)`` with stdout captured and parses the
     output with the spec's parser, i.e. exactly the program's work minus interpreter start-up, imports and
-    isolation. Raises ``ValueError`` for specs that are not such wrappers (own-venv programs, alignments).
+    isolation. A wrapper run by a method's own virtualenv (``{venvs}/<name>/bin/python -m
+    predictors.programs.X ...``) cannot be imported here: it is imported once in one warm process of that
+    interpreter (``bench/venv_worker.py``, started at the first call and kept), which gets each FASTA path
+    through a pipe. Raises ``ValueError`` for specs that are not such wrappers (other commands, alignments).
     The FASTA lives in a folder under ``tmp`` (default: the system's), removed with the predictor.
     """
     from predictors.core.parsers import parse_output
 
     argv = list(spec.argv)
-    if spec.input_kind != "single" or argv[:2] != ["{python}", "-m"] or argv[-1] != "{fasta}":
+    python = argv[0] if argv else ""
+    venv = python.startswith("{venvs}/") and python.endswith("/bin/python")
+    if (
+        spec.input_kind != "single" or (python != "{python}" and not venv) or argv[1:2] != ["-m"]
+        or not argv[2].startswith("predictors.programs.") or argv[-1] != "{fasta}"
+    ):
         raise ValueError(f"{spec.name} is not an in-process wrapper ({' '.join(argv)})")
-    module = importlib.import_module(argv[2])
     args = argv[3:-1]
+    if venv:
+        from predictors.core.venvs import venvs_dir
+
+        interpreter = str(venvs_dir()) + python[len("{venvs}"):]
+        if not Path(interpreter).exists():
+            raise ValueError(f"{spec.name}: its virtualenv is not built ({interpreter})")
+        run = _venv_main(interpreter, argv[2], args)
+    else:
+        module = importlib.import_module(argv[2])
+
+        def run(path: str) -> str:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                module.main([*args, path])
+            return out.getvalue()
+
     workdir = Path(tempfile.mkdtemp(prefix="comparna-bench-inproc-", dir=tmp))
     fasta = workdir / "input.fa"
 
     def predict(sequence: str):
         fasta.write_text(f">query\n{sequence}\n")
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            module.main([*args, str(fasta)])
-        return parse_output(spec.output_format, out.getvalue(), sequence)
+        return parse_output(spec.output_format, run(str(fasta)), sequence)
 
     weakref.finalize(predict, shutil.rmtree, workdir, True)  # the FASTA folder goes with the predictor
     return predict
+
+
+def _venv_main(interpreter: str, module: str, args: list[str]) -> Callable[[str], str]:
+    """``run(fasta_path) -> stdout`` of ``module.main`` in one warm process of another interpreter."""
+    state: dict[str, subprocess.Popen] = {}
+
+    def run(path: str) -> str:
+        proc = state.get("proc")
+        if proc is None:
+            proc = state["proc"] = subprocess.Popen(
+                [interpreter, str(REPO / "bench" / "venv_worker.py"), module, *args],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1",
+                     "MPLCONFIGDIR": tempfile.gettempdir()},
+            )
+            weakref.finalize(run, proc.kill)
+        proc.stdin.write(path + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{module} in {interpreter} ended (exit {proc.wait()})")
+        answer = json.loads(line)
+        if answer["error"]:
+            raise RuntimeError(f"{module}: {answer['error']}")
+        return answer["out"]
+
+    return run
 
 
 def subprocess_predictor(spec, *, parse: bool = True) -> Callable[[str], object]:

@@ -6,8 +6,10 @@ from predictors.catalogue._factory import NOT_INSTALLED, Program
 from predictors.core.spec import PredictorSpec
 from predictors.core.venvs import venv_python, venv_versions
 
-# MXfold2 in the sandbox: 100 nt 3.8 s / 202 MB, 306 nt 6.9 s / 434 MB, 504 nt 15 s / 845 MB,
-# 824 nt 43 s / 1993 MB (memory grows about quadratically, so 1000 nt needs about 3 GB).
+# MXfold2 in the sandbox, one target per launch: 100 nt 3.8 s / 202 MB, 306 nt 6.9 s / 434 MB, 504 nt 15 s /
+# 845 MB, 824 nt 43 s / 1993 MB (memory grows about quadratically, so 1000 nt needs about 3 GB). Warm
+# (predictors/programs/mxfold2_fold.py, one thread) a target costs 50 nt 0.1 s, 100 nt 0.3 s, 300 nt 3.4 s,
+# 500 nt 9.7 s after ~1.2 s to load the model once per launch.
 MXFOLD2_MAX_LENGTH, MXFOLD2_TIME_LIMIT = 1000, 300.0
 
 
@@ -28,13 +30,13 @@ def _venv_program(name: str, dist: str, **fields) -> Program:
 MXFOLD2 = _venv_program(
     "mxfold2",
     "mxfold2",
-    program="mxfold2 predict",
+    program="predictors.programs.mxfold2_fold (mxfold2 predict's model, loaded once)",
     citation="Sato K, Akiyama M, Sakakibara Y. RNA secondary structure prediction using deep learning with "
     "thermodynamic integration. Nat Commun 12:941 (2021)",
     url="https://github.com/mxfold/mxfold2",
     licence="MIT",
     training_data=("mxfold2-trainsetab", "turner2004-melting"),
-    command=(venv_python("mxfold2", placeholder=True), "-m", "mxfold2", "predict"),
+    module="mxfold2_fold",
 )
 
 
@@ -51,9 +53,10 @@ EFOLD = _venv_program(
     training_data=("efold-database",),
     module="efold_fold",
 )
-# eFold in the sandbox (load ~6): 300 nt 8 s / 1.9 GB, 500 nt 16 s / 4.5 GB, 1000 nt needs more than 15 GB
-# (its post-processing grows about quadratically), so 600 nt (about 6.5 GB) is the longest run.
-EFOLD_MAX_LENGTH, EFOLD_TIME_LIMIT = 600, 300.0
+# eFold in process, under torch.no_grad() (predictors/programs/efold_fold.py), one thread: 100 nt 0.3 s /
+# 0.5 GB, 300 nt 2.3 s / 0.75 GB, 600 nt 11 s / 1.1 GB, 1000 nt 32 s / 1.8 GB (plus ~4 s to load the model
+# once per launch). Its post-processing grows about quadratically in memory and cubically in time.
+EFOLD_MAX_LENGTH, EFOLD_TIME_LIMIT = 1000, 300.0
 
 
 def venv_variants() -> tuple[PredictorSpec, ...]:
@@ -78,10 +81,7 @@ def venv_variants() -> tuple[PredictorSpec, ...]:
                 pseudoknots=True,
                 max_length=EFOLD_MAX_LENGTH,
                 time_limit_s=EFOLD_TIME_LIMIT,
-                memory_limit_mb=8192,
-                # Not batched: its memory use near the limit (see above) is not known to be returned between
-                # targets, so a later target of a batch could fail for an earlier one's memory.
-                batch=False,
+                memory_limit_mb=4096,
                 description="Deep-learning pair scores (Evoformer-inspired model, weights shipped in the "
                 "wheel) post-processed into base pairs, pseudoknots included; CPU, one thread.",
             )
