@@ -51,7 +51,7 @@ class Step:
 QUEUE_PREDICTIONS = Step("predictors.tasks.queue_predictions_task")
 RUN_PREDICTION = Step("predictors.tasks.run_prediction_task", queue="predict")
 DISPATCH_PREDICTIONS = Step("predictors.tasks.dispatch_predictions_task", queue="predict")
-ASSIGN_FAMILIES = Step("ingest.tasks.assign_families_task")
+ASSIGN_FAMILIES = Step("ingest.tasks.assign_families_task", queue="families")
 TEST_RUN = Step("predictors.tasks.run_test_task", queue="testrun")
 LINK_RELEASED = Step("comparna.blind.tasks.link_released_task")
 SNAPSHOT_IF_CHANGED = Step("comparna.snapshot_tasks.snapshot_if_changed_task")

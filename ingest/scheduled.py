@@ -22,6 +22,6 @@ SCHEDULE: dict = {
     "assign-missing-families": {
         "task": "ingest.tasks.assign_missing_families_task",
         "schedule": float(os.environ.get("COMPARNA_FAMILY_SWEEP_INTERVAL_S", "3600")),
-        "options": {"queue": "default"},
+        "options": {"queue": "families"},
     },
 }

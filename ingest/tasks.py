@@ -1,4 +1,9 @@
-"""Celery tasks of the ingest app (queue ``default``); what follows each is decided in comparna.pipeline."""
+"""Celery tasks of the ingest app; what follows each is decided in comparna.pipeline.
+
+Queue ``default``, except the Rfam family assignment: queue ``families``. A batch of 100 targets is minutes
+of cmscan and cmalign, and an import queues one batch per 100 new targets (an hour or more of CPU after
+``make run``'s imports); on ``default`` they would hold up the ranking refresh and every other short task.
+"""
 
 from __future__ import annotations
 
@@ -44,7 +49,7 @@ def poll_pdb_task() -> int | None:
     return run.pk
 
 
-@shared_task(acks_late=True, queue="default", soft_time_limit=3500, time_limit=3600)
+@shared_task(acks_late=True, queue="families", soft_time_limit=3500, time_limit=3600)
 def assign_families_task(target_ids: list[int]) -> int:
     """Assign Rfam families to targets and store their comparative inputs (then the pipeline queues the
     comparative methods). Returns how many got a family."""
@@ -52,7 +57,7 @@ def assign_families_task(target_ids: list[int]) -> int:
     return sum(1 for r in rows.values() if r.accession)
 
 
-@shared_task(acks_late=True, queue="default", soft_time_limit=3500, time_limit=3600)
+@shared_task(acks_late=True, queue="families", soft_time_limit=3500, time_limit=3600)
 def assign_missing_families_task() -> int:
     """Periodic sweep: targets without a family under the current Rfam version (a lost message, or a new
     Rfam release) are assigned, in one batch per run. Returns how many were handled."""

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Runs CompaRNA in its embedded set-up (SQLite + filesystem Celery broker unless DATABASE_URL /
 # CELERY_BROKER_URL are set): migrates, imports RNA STRAND and ArchiveII, syncs the predictor catalogue, queues the
-# predictions, then starts two workers (queues predict and default), beat and the web server on
-# 127.0.0.1:8000. Ctrl-C stops everything.
+# predictions, then starts three workers (queues testrun+predict, default, and families at a lower CPU
+# priority), beat and the web server on 127.0.0.1:8000. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export COMPARNA_DATA_DIR="${COMPARNA_DATA_DIR:-$PWD/var}"
 mkdir -p "$COMPARNA_DATA_DIR/logs"
-# Locally, rankings are refreshed every 10 minutes instead of nightly, so the site fills in while the
+# Locally, rankings are refreshed every 5 minutes instead of nightly, so the site fills in while the
 # predictions run (a recomputation happens only when its inputs changed).
-export COMPARNA_RANKING_INTERVAL_S="${COMPARNA_RANKING_INTERVAL_S:-600}"
+export COMPARNA_RANKING_INTERVAL_S="${COMPARNA_RANKING_INTERVAL_S:-300}"
 logs="$COMPARNA_DATA_DIR/logs"
 
 $PY manage.py migrate --noinput
@@ -31,6 +31,10 @@ trap cleanup EXIT INT TERM
 .venv/bin/celery -A comparna.celery:app worker -Q testrun,predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
   -l info > "$logs/worker-predict.log" 2>&1 & pids+=($!)
 .venv/bin/celery -A comparna.celery:app worker -Q default -n default@%h -c 1 -l info > "$logs/worker-default.log" 2>&1 & pids+=($!)
+# Rfam family assignment (an hour or more of cmscan after the imports) on its own worker, at a lower CPU
+# priority: on a laptop's few cores the predictions and the rankings come first.
+nice -n 10 .venv/bin/celery -A comparna.celery:app worker -Q families -n families@%h -c 1 -l info \
+  > "$logs/worker-families.log" 2>&1 & pids+=($!)
 .venv/bin/celery -A comparna.celery:app beat -l info > "$logs/beat.log" 2>&1 & pids+=($!)
 echo "==> CompaRNA on http://127.0.0.1:8000/  (logs in $logs; predictions fill in as workers run)"
 .venv/bin/gunicorn comparna.wsgi -b "${COMPARNA_BIND:-127.0.0.1:8000}" -w 2 --access-logfile - &

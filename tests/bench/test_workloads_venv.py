@@ -1,4 +1,4 @@
-"""The benchmarks' in-process limit for a wrapper that runs in a method's own virtualenv (bench/venv_worker.py):
+"""The benchmarks' in-process limit for a wrapper run by a method's own virtualenv (bench/venv_worker.py):
 one warm process of that interpreter answers every call, with what the sandboxed catalogue run gives."""
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ def test_import_filters_stores_references_and_is_idempotent(
     # New targets enter the pipeline exactly as the PDB poll's do: every method queued, families assigned.
     new_ids = sorted(targets.values_list("pk", flat=True))
     assert sorted((m.task, m.args, m.queue) for m in sent) == [
-        ("ingest.tasks.assign_families_task", [new_ids], "default"),
+        ("ingest.tasks.assign_families_task", [new_ids], "families"),
         ("predictors.tasks.queue_predictions_task", [new_ids, False], "default"),
     ]
 

@@ -51,7 +51,7 @@ def test_nothing_is_sent_before_commit_or_when_rolled_back(tmp_path, django_capt
             callback()
         sent = broker.sent()
     assert sorted((s.task, s.args, s.queue) for s in sent) == [
-        ("ingest.tasks.assign_families_task", [[1, 2, 3]], "default"),
+        ("ingest.tasks.assign_families_task", [[1, 2, 3]], "families"),
         ("predictors.tasks.queue_predictions_task", [[1, 2, 3], False], "default"),
     ]
 

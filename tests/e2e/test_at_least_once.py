@@ -105,7 +105,7 @@ def stack(tmp_path_factory, rnastrand_archive):
         # queue one method at a time by hand and count exactly what the predict workers do with it.
         import redis
 
-        assert redis.Redis(port=stack.redis_port).delete("default") == 1
+        assert redis.Redis(port=stack.redis_port).delete("default", "families") == 2
         yield stack
 
 

@@ -152,7 +152,7 @@ def site(tmp_path_factory):
         )
         # test runs only, for now: the prediction worker starts once every method is registered
         stack.start_worker("testrun", concurrency=1)
-        stack.start_worker("default")
+        stack.start_worker("default,families", name="worker-default")
         url = stack.start_web(port)
         yield {"url": url, "stack": stack, "mail": mail_dir, "db": stack.env["DATABASE_URL"]}
 

@@ -87,7 +87,7 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
         assert sorted(json.loads(listed)) == sorted((*METHODS, COMPARATIVE))
         stack.manage("import_rnastrand", str(slice_dir), "--no-progress")
         stack.start_worker("predict", concurrency=2)
-        stack.start_worker("default")
+        stack.start_worker("default,families", name="worker-default")
         n_targets = one(db, "select count(*) from comparna_target")
         n_queued = n_targets * len(METHODS)  # the import's pipeline queues every single-sequence method
         try:

@@ -58,7 +58,7 @@ def test_weekly_poll_predicts_ranks_and_snapshots_unattended(mmcif_dir, tmp_path
         ).stdout
         assert "backfill" in out
         stack.start_worker("predict", concurrency=2)
-        stack.start_worker("default")
+        stack.start_worker("default,families", name="worker-default")
         stack.start_beat()
 
         # Beat polls from the benchmark start to today, then the workers predict every new target.

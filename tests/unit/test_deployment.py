@@ -46,7 +46,9 @@ def test_docker_compose_is_valid_and_has_the_deployment_services():
 
     config = yaml.safe_load(proc.stdout)
     services = config["services"]
-    assert set(services) == {"postgres", "redis", "web", "worker-predict", "worker-default", "beat"}
+    assert set(services) == {
+        "postgres", "redis", "web", "worker-predict", "worker-default", "worker-families", "beat"
+    }
     assert "gunicorn" in json.dumps(services["web"]["command"])
     # The prediction worker also takes the admin's test runs (their own queue: not behind the backlog).
     assert (
@@ -57,7 +59,12 @@ def test_docker_compose_is_valid_and_has_the_deployment_services():
         services["worker-default"]["command"][services["worker-default"]["command"].index("-Q") + 1]
         == "default"
     )
-    for name in ("web", "worker-predict", "worker-default", "beat"):
+    # Family assignment (minutes of cmscan per batch) on its own worker: never ahead of a ranking refresh.
+    assert (
+        services["worker-families"]["command"][services["worker-families"]["command"].index("-Q") + 1]
+        == "families"
+    )
+    for name in ("web", "worker-predict", "worker-default", "worker-families", "beat"):
         env = services[name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and env["CELERY_BROKER_URL"].startswith(
             "redis://"

@@ -38,9 +38,9 @@ def strata_of(lengths: dict[int, int], k: int = 8) -> list[set[int]]:
 def test_order_is_a_deterministic_permutation_covering_every_length_stratum_first():
     lengths = lengths_like_a_benchmark(400)
     methods = [CUBIC, LINEAR, SHORT_ONLY]
-    order = stratified_order(lengths, methods)
+    order = stratified_order(lengths, methods, common_first=0)
     assert sorted(order) == sorted(lengths)
-    assert order == stratified_order(dict(reversed(list(lengths.items()))), methods)  # input order irrelevant
+    assert order == stratified_order(dict(reversed(list(lengths.items()))), methods, common_first=0)
     # Most length strata have a target within the first 5 % of the order (every length bin has results
     # early), the shortest first; the longest stratum's first target only after many short ones (it waits
     # until the others have had as much compute as it costs).
@@ -57,7 +57,7 @@ def test_order_is_a_deterministic_permutation_covering_every_length_stratum_firs
 def test_strata_take_turns_by_compute_so_short_targets_run_many_times_more_often():
     lengths = lengths_like_a_benchmark(400)
     methods = [CUBIC, LINEAR, SHORT_ONLY]
-    order = stratified_order(lengths, methods)
+    order = stratified_order(lengths, methods, common_first=0)
     strata = strata_of(lengths)
     head = order[:100]
     shortest = sum(1 for t in head if t in strata[0])
@@ -65,9 +65,32 @@ def test_strata_take_turns_by_compute_so_short_targets_run_many_times_more_often
     assert shortest >= 10 and shortest >= 10 * longest, (shortest, longest)
     # Strata every method can run (<= 200 nt here) get more compute than the others of similar cost:
     # with the common weight at 1 the short strata advance more slowly.
-    flat = stratified_order(lengths, methods, common_weight=1.0)
+    flat = stratified_order(lengths, methods, common_weight=1.0, common_first=0)
     short = set().union(*[s for s in strata if max(lengths[t] for t in s) <= 200])
     assert sum(t in short for t in order[:100]) > sum(t in short for t in flat[:100])
+
+
+def test_targets_every_method_can_run_come_first_then_every_length():
+    lengths = lengths_like_a_benchmark(600, seed=3)
+    methods = [CUBIC, LINEAR, SHORT_ONLY]  # SHORT_ONLY cannot run targets over 200 nt
+    common = {t for t, n in lengths.items() if n <= 200}
+    assert len(common) > 250
+    order = stratified_order(lengths, methods, common_first=200)
+    assert sorted(order) == sorted(lengths) and order == stratified_order(lengths, methods, common_first=200)
+    head, rest = order[:200], order[200:]
+    assert set(head) <= common  # the first 200 can become common targets of every method
+    # ... spread over the lengths every method shares, not only the shortest
+    assert max(lengths[t] for t in head) > 100 and min(lengths[t] for t in head) < 30
+    # the same fair order among them as without the head
+    assert head == stratified_order({t: lengths[t] for t in common}, methods, common_first=0)[:200]
+    # then every length stratum has its turn early, the leftover common targets among them
+    assert rest == stratified_order({t: lengths[t] for t in rest}, methods, common_first=0)
+    assert max(lengths[t] for t in rest[:40]) > 800
+    # without it, the first 200 include targets some method cannot run
+    assert not set(stratified_order(lengths, methods, common_first=0)[:200]) <= common
+    # fewer common targets than the head: they all go first
+    few = {1: 50, 2: 3000, 3: 120, 4: 2500}
+    assert stratified_order(few, methods)[:2] == [1, 3]
 
 
 def test_a_too_long_job_costs_nothing_and_cost_grows_with_length():
