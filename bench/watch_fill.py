@@ -14,7 +14,10 @@ since the start, the 1-minute load, predictions finished and the rate over the l
 dataset's ``all`` subset (RNA STRAND by default) the targets every active single-sequence method has scored
 (``common``), every method's finished outcome (``finished``: ok, failed, timeout, too long, unparsable) and
 the fewest targets any method has scored, plus what the newest stored ranking of that subset says.
-With ``--until N`` it stops once ``common >= N`` (the launched instance is stopped with it).
+With ``--until N`` it stops once the newest stored ranking of the subset ranks every method on ``>= N``
+common targets (what a visitor of the ranking page sees; the launched instance is stopped with it); the
+JSON also gives when the database first held N common targets (``common_reached_minutes``; the ranking
+follows at its next refresh).
 """
 
 from __future__ import annotations
@@ -123,15 +126,19 @@ def main(argv: list[str] | None = None) -> int:
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-    hits = [row["minutes"] for row in series if args.until is not None and row["common"] >= args.until]
-    reached = hits[0] if hits else None
-    result = {"dataset": args.dataset, "until": args.until, "reached_minutes": reached, "series": series,
+    def first(test) -> float | None:
+        return next((row["minutes"] for row in series if args.until is not None and test(row)), None)
+
+    reached = first(lambda row: (row.get("ranking") or {}).get("common_targets_ranked", 0) >= args.until
+                    and ((row.get("ranking") or {}).get("ranked_methods") or 0) >= row["methods"])
+    result = {"dataset": args.dataset, "until": args.until, "reached_minutes": reached,
+              "common_reached_minutes": first(lambda row: row["common"] >= args.until), "series": series,
               "cores": os.cpu_count()}
     if args.json:
         print(json.dumps(result, default=str))
     else:
-        print(f"reached {args.until} common targets after {reached} min" if reached is not None
-              else f"did not reach {args.until} common targets")
+        print(f"the ranking had every method on {args.until} common targets after {reached} min"
+              if reached is not None else f"the ranking did not reach {args.until} common targets")
     return 0
 
 
@@ -167,7 +174,9 @@ def loop(args, start: float, proc, series: list) -> None:
             f"  ranking: {rk.get('common_targets_ranked', '-')} common / {rk.get('ranked_methods', '-')}"
             f" ranked", file=sys.stderr, flush=True,
         )
-        if args.until is not None and s["common"] >= args.until:
+        ranked = rk.get("common_targets_ranked") or 0
+        every = (rk.get("ranked_methods") or 0) >= s["methods"]
+        if args.until is not None and ranked >= args.until and every:
             return
 
 
