@@ -209,6 +209,17 @@ def _warm(method_names: Sequence[str], how: str, warm_sequence: str, barrier=Non
         barrier.wait()
 
 
+def _serve(methods, warm_sequence, ready, tmp, todo, done) -> None:
+    """A bench process: warm every method, wait for the others, then run jobs until ``None``."""
+    _warm(methods, "inprocess", warm_sequence, ready, tmp)
+    while (item := todo.get()) is not None:
+        k, job = item
+        try:
+            done.put((k, _one(job)))
+        except Exception as exc:  # noqa: BLE001 - handed to the parent, which raises it
+            done.put((k, RuntimeError(repr(exc))))
+
+
 def _one(job: tuple[str, str]) -> tuple[str, tuple[tuple[int, int], ...], float]:
     name, sequence = job
     start = time.perf_counter()
@@ -245,12 +256,35 @@ def run_pool(jobs: Sequence[tuple[str, str]], *, processes: int, how: str = "inp
         raise ValueError(f"how must be 'inprocess' or 'subprocess', not {how!r}")
     ctx = multiprocessing.get_context("fork")
     ready = ctx.Barrier(processes + 1)
-    # pool workers end without running finalizers: their FASTA folders live in one the parent removes
-    with tempfile.TemporaryDirectory(prefix="comparna-bench-pool-") as tmp, ctx.Pool(
-        processes, initializer=_warm, initargs=(methods, how, warm_sequence, ready, tmp)
-    ) as pool:
-        ready.wait(timeout=300)  # every worker is warm: only now does the clock start
-        start = time.perf_counter()
-        results = pool.map(_one, jobs, chunksize=1)
-        wall = time.perf_counter() - start
+    todo, done = ctx.Queue(), ctx.Queue()
+    # Plain (not daemonic) processes: a program may start a multiprocessing pool of its own (SQUARNA does),
+    # which a daemonic pool worker may not. Each ends when it reads None; its FASTA folders live in one
+    # the parent removes.
+    with tempfile.TemporaryDirectory(prefix="comparna-bench-pool-") as tmp:
+        workers = [
+            ctx.Process(target=_serve, args=(methods, warm_sequence, ready, tmp, todo, done), daemon=False)
+            for _ in range(processes)
+        ]
+        for w in workers:
+            w.start()
+        for k, job in enumerate(jobs):
+            todo.put((k, job))
+        try:
+            ready.wait(timeout=300)  # every worker is warm: only now does the clock start
+            start = time.perf_counter()
+            for _ in workers:
+                todo.put(None)
+            results: list = [None] * len(jobs)
+            for _ in jobs:
+                k, result = done.get(timeout=3600)
+                if isinstance(result, BaseException):
+                    raise RuntimeError(f"job {jobs[k]} failed in a bench process") from result
+                results[k] = result
+            wall = time.perf_counter() - start
+        finally:
+            for w in workers:
+                w.join(timeout=5)
+                if w.is_alive():
+                    w.kill()
+                    w.join()
     return PoolRun(wall, results)
