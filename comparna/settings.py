@@ -251,7 +251,10 @@ PREDICTION_BATCH_MAX = max(1, int(os.environ.get("COMPARNA_BATCH_MAX", "200")))
 # ... and at most this share of the estimated time of the method version's queued predictions (so that the
 # other workers get theirs), but not under PREDICTION_BATCH_MIN_S seconds (a launch's fixed cost).
 PREDICTION_BATCH_SHARE = float(os.environ.get("COMPARNA_BATCH_SHARE", "0.25"))
-PREDICTION_BATCH_MIN_S = float(os.environ.get("COMPARNA_BATCH_MIN_S", "1"))
+# Measured: a launch's fixed cost (sandbox, interpreter, imports, claiming and storing) is ~0.5-0.7 s, so with
+# a 1 s floor a fast method's small backlog took three launches and RNAfold-MFE ran at 2x its bare compute
+# on 90 targets; with 5 s it is about a tenth of the smallest batch, and the other worker idles 5 s at most.
+PREDICTION_BATCH_MIN_S = float(os.environ.get("COMPARNA_BATCH_MIN_S", "5"))
 # Queued predictions are sent in schedule order (predictors/scheduling.py) through a window: at most this many
 # sent and not yet started; the rest wait in the database, so a broker never holds the whole backlog.
 PREDICTION_DISPATCH_WINDOW = int(os.environ.get("COMPARNA_DISPATCH_WINDOW", "1000"))

@@ -38,8 +38,10 @@ from predictors.models import MethodVersion, Prediction
 
 log = logging.getLogger(__name__)
 
-#: Targets of a first batch of a version with no measured runtime yet (its runtimes calibrate the next).
-PROBE_BATCH = 4
+#: Targets of a first batch of a version with no measured runtime yet (its runtimes calibrate the next). The
+#: launch stops starting targets after ``PREDICTION_BATCH_S`` whatever they cost (the rest go back to the
+#: queue), so a slow method's probe is bounded in time; a fast one's pays one launch for 16 targets, not 4.
+PROBE_BATCH = 16
 #: Recent ``ok`` runtimes of a version used to estimate its cost.
 COST_SAMPLE = 50
 #: What storing an outcome writes.

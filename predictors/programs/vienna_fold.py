@@ -42,7 +42,6 @@ from predictors.programs._common import (
     print_pairs_json,
     read_query,
 )
-from predictors.programs.sampled_clusters import largest_cluster_centroid, pair_frequencies
 from predictors.programs.threshknot import DEFAULT_THETA, threshknot
 
 #: Parameter set name -> the ViennaRNA loader (None: the built-in defaults, which are Turner 2004).
@@ -136,6 +135,9 @@ def predict(
         else:
             result["structure"] = fc.MEA(gamma)[0] if mode == "mea" else fc.centroid()[0]
     elif mode == "sfold":
+        # imported here: it loads SciPy's clustering (~0.17 s), which every other mode's launch would pay
+        from predictors.programs.sampled_clusters import largest_cluster_centroid, pair_frequencies
+
         RNA.init_rand(seed)
         sample = [frozenset(parse_dot_bracket(s).pairs) for s in fc.pbacktrack(samples)]
         pairs, clustering = largest_cluster_centroid(sample)

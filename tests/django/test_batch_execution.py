@@ -56,9 +56,10 @@ def final(p: Prediction) -> Prediction:
     return p
 
 
-def test_one_message_runs_a_batch_and_every_target_ends_once(queued, settings):
+def test_one_message_runs_a_batch_and_every_target_ends_once(queued, settings, monkeypatch):
     version, preds = queued
     settings.PREDICTION_BATCH_MAX = 100
+    monkeypatch.setattr("predictors.execution.PROBE_BATCH", 4)  # fewer than this fixture's targets
     # No runtime measured yet: a probe batch of 4 (shortest first after the head).
     head = execute_prediction(prediction_id=preds[0].pk)
     assert head.status == "ok"
