@@ -10,7 +10,8 @@ package imports its training and logging dependencies at load time (they are ins
 costs about 2.5x the memory (a 300-nt sequence peaks at 1.9 GB instead of 0.75 GB, 1000 nt at more than
 15 GB instead of 1.8 GB) and, in one process, memory that grows by about 1.4 GB per 300-nt target. We call
 it under ``torch.no_grad()``: the same forward pass and post-processing (the pairs are the same,
-``tests/unit/test_efold_wrapper.py``), without the graph, so a batch can fold many targets in one process.
+``tests/unit/test_venv_method_outputs.py``), without the graph, so a batch can fold many targets in one
+process.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ model (the ``TrainSetAB`` configuration and weights shipped in the wheel): the m
 package's own ``Predict.build_model`` from the package's own argument parser and configuration file,
 loaded once per process, and each sequence is folded in evaluation mode without gradients, as the CLI
 does. Loading once is what lets a batch (``predictors.core.batch``) fold many targets in one launch;
-``tests/unit/test_mxfold2_wrapper.py`` checks the structures equal the CLI's. One torch thread: workers
+``tests/unit/test_venv_method_outputs.py`` checks the structures equal the CLI's. One torch thread: workers
 run jobs side by side.
 """
 
