@@ -111,7 +111,9 @@ def inprocess_predictor(spec, *, tmp: str | None = None) -> Callable[[str], obje
 
     argv = list(spec.argv)
     python = argv[0] if argv else ""
-    venv = python.startswith("{venvs}/") and python.endswith("/bin/python")
+    from predictors.core.venvs import PLACEHOLDER, venvs_dir
+
+    venv = python.startswith(PLACEHOLDER + "/") and python.endswith("/bin/python")
     if (
         spec.input_kind != "single" or (python != "{python}" and not venv) or argv[1:2] != ["-m"]
         or not argv[2].startswith("predictors.programs.") or argv[-1] != "{fasta}"
@@ -119,9 +121,7 @@ def inprocess_predictor(spec, *, tmp: str | None = None) -> Callable[[str], obje
         raise ValueError(f"{spec.name} is not an in-process wrapper ({' '.join(argv)})")
     args = argv[3:-1]
     if venv:
-        from predictors.core.venvs import venvs_dir
-
-        interpreter = str(venvs_dir()) + python[len("{venvs}"):]
+        interpreter = python.replace(PLACEHOLDER, str(venvs_dir()), 1)
         if not Path(interpreter).exists():
             raise ValueError(f"{spec.name}: its virtualenv is not built ({interpreter})")
         run = _venv_main(interpreter, argv[2], args)

@@ -113,15 +113,15 @@ def stratified_order(
     limit = min((m.max_length for m in methods), default=math.inf)
     if common_first > 0:
         common = {t: n for t, n in lengths.items() if n <= limit}
-        head = _fair_order(common, methods, strata=strata, common_weight=common_weight)[:common_first]
+        head = _fair_order(common, methods, strata, common_weight, limit)[:common_first]
         taken = set(head)
         rest = {t: n for t, n in lengths.items() if t not in taken}
-        return head + _fair_order(rest, methods, strata=strata, common_weight=common_weight)
-    return _fair_order(lengths, methods, strata=strata, common_weight=common_weight)
+        return head + _fair_order(rest, methods, strata, common_weight, limit)
+    return _fair_order(lengths, methods, strata, common_weight, limit)
 
 
 def _fair_order(
-    lengths: Mapping[int, int], methods: Sequence[MethodCost], *, strata: int, common_weight: float
+    lengths: Mapping[int, int], methods: Sequence[MethodCost], strata: int, common_weight: float, limit: float
 ) -> list[int]:
     """Length strata taking turns by estimated compute (the order :func:`stratified_order` describes)."""
     ordered = sorted(lengths, key=lambda t: (lengths[t], t))
@@ -130,7 +130,6 @@ def _fair_order(
     k = max(1, min(strata, len(ordered)))
     bounds = [round(i * len(ordered) / k) for i in range(k + 1)]
     groups = [ordered[bounds[i] : bounds[i + 1]] for i in range(k)]
-    limit = min((m.max_length for m in methods), default=math.inf)
     weights = [common_weight if lengths[g[-1]] <= limit else 1.0 for g in groups]
 
     def finish(clock: float, i: int, pos: int) -> tuple[float, int, int]:
