@@ -24,7 +24,7 @@ from django.db import IntegrityError, transaction
 from comparna.blind.models import BlindRanking, BlindScore, BlindTarget, BlindWeek
 from comparna.blind.scoring import DEFINITIONS, reference_in_window, window_positions
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable
-from comparna.services.rankings import compute_report
+from comparna.services.rankings import VERDICT_PROTOCOL, compute_report
 from comparna.services.uncertainty import cluster_labels, sequential_for_pair
 
 CUMULATIVE = "cumulative"
@@ -71,6 +71,7 @@ def build_counts_table(*, scope: str, definition: str) -> tuple[CountsTable, dic
         "dataset": "pdb-blind",
         "scope": scope,
         "definition": definition,
+        "verdict_protocol": VERDICT_PROTOCOL,  # a pre-issue-27 ranking is not reused as a target-level one
         "targets": len(targets),
         "weeks": sorted({str(b.week.release_date) for b in targets}),
         "methods": {name: sorted(v) for name, v in versions.items()},

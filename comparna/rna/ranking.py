@@ -1,16 +1,34 @@
 """The CompaRNA pairwise ranking engine and the robustness ranking (SCIENCE.md §5).
 
-For every pair of methods A, B on a dataset subset (Puton et al., NAR 2013, doi:10.1093/nar/gkt101):
+For every pair of methods A, B on a dataset subset (Puton et al., NAR 2013, doi:10.1093/nar/gkt101) the
+pairwise set is the targets predicted by both; fewer than ``min_common`` (10) gives the verdict "?".
 
-- the pairwise set is the targets predicted by both; fewer than ``min_common`` (10) gives the verdict "?";
+**Primary verdict, at the target level** (:func:`target_level_ranking`, issue 27): the per-target MCC
+differences A − B of the pairwise set go into the clustered Wilcoxon signed-rank test of
+:func:`comparna.rna.clustered.clustered_signed_rank_test` (a sign-flip permutation test of family-summed
+signed ranks; Rosner, Glynn & Lee, Biometrics 2003/2006), exact for few families. The p-values of every
+tested pair of the subset are Holm-adjusted (Holm 1979); adjusted p < ``alpha`` (0.001) makes the method
+with the higher mean per-target MCC the winner ("+" for the winner's row, "-" for the loser's). A pair that
+is not significant is a draw ("=") only when it had at least 80 % power to detect a mean difference of the
+equivalence margin (0.05 MCC, :mod:`comparna.rna.thresholds`); otherwise it is "?" — too few targets or
+families to tell. The evidence is counted in targets and families: resampling the same targets adds none
+(Xu et al. 2012; Hajiaghayi et al. 2012). Each method's rank has a 95 % interval from a bootstrap of
+families (:func:`rank_intervals`).
+
+**CompaRNA 2013 protocol** (:func:`pairwise_ranking`, kept as a clearly labelled view to reproduce the
+paper's tables, never the headline):
+
 - ``replicates`` (40) times, a random ``fraction`` (90 %) of the pairwise set is drawn without replacement,
   each method's counts are pooled over the drawn targets and turned into an MCC;
 - a two-sided Wilcoxon signed-rank test on the 40 paired MCCs; p < ``alpha`` (0.001) makes the method with
-  the higher mean MCC the winner ("+" for the winner's row, "-" for the loser's), otherwise a draw ("=").
+  the higher mean MCC the winner, otherwise a draw ("="). Its p-value shrinks with the number of
+  replicates, not with the evidence (the 40 MCCs are pseudo-replicates of the same targets): 12 targets
+  with A better on 7 and worse on 5 give "A wins at p < 0.001" there.
 
 Methods are ranked by their number of wins (competition ranking: ties share a rank, 1, 1, 3).
 
-Conventions **[convention]** (recorded in :func:`engine_conventions` and in every result):
+Conventions of the 2013 protocol **[convention]** (recorded in :func:`engine_conventions` and in every
+result):
 
 - Subsample size ``k = floor(fraction * n)`` computed exactly (``Fraction``), so n = 10 gives 9 targets.
   The ``m = n - k`` excluded targets are drawn, not the kept ones, because that needs ~10x fewer random
@@ -42,15 +60,18 @@ from pathlib import Path
 import numpy as np
 from scipy.special import ndtr
 
+from comparna.rna import thresholds
+from comparna.rna.clustered import cluster_codes, clustered_signed_rank_test
 from comparna.rna.metrics import mcc_from_arrays
+from comparna.rna.statistics import holm_adjust
 
 #: Column order of the last axis of :attr:`CountsTable.counts`.
 COUNT_FIELDS: tuple[str, ...] = ("tp", "fn", "fp", "fp_compatible", "tn")
 
-REPLICATES = 40
-FRACTION = 0.9
-ALPHA = 0.001
-MIN_COMMON = 10
+REPLICATES = thresholds.REPLICATES_2013
+FRACTION = thresholds.FRACTION_2013
+ALPHA = thresholds.ALPHA
+MIN_COMMON = thresholds.MIN_COMMON
 
 WIN, LOSS, DRAW, UNKNOWN = "+", "-", "=", "?"
 
@@ -438,6 +459,15 @@ class PairwiseRanking:
         Per method; ``ranks`` is the competition rank by wins (1, 1, 3).
     seed : int
     conventions : dict
+    p_adjusted : numpy.ndarray or None
+        (M, M) Holm-adjusted p-values (target-level verdict only).
+    power : numpy.ndarray or None
+        (M, M) power of each pair to detect the equivalence margin (target-level verdict only).
+    reasons : numpy.ndarray or None
+        (M, M) why a verdict is "?": "few" (under ``min_common`` common targets) or "power" (not
+        significant and under-powered); "" otherwise (target-level verdict only).
+    clusters : numpy.ndarray or None
+        (M, M) families among each pair's common targets (target-level verdict only).
     """
 
     methods: tuple[str, ...]
@@ -452,6 +482,10 @@ class PairwiseRanking:
     ranks: np.ndarray
     seed: int
     conventions: dict = field(default_factory=dict)
+    p_adjusted: np.ndarray | None = None
+    power: np.ndarray | None = None
+    reasons: np.ndarray | None = None
+    clusters: np.ndarray | None = None
 
     def verdict_dict(self) -> dict[str, dict[str, str]]:
         """``{A: {B: verdict}}`` for every A != B."""
@@ -477,6 +511,7 @@ def engine_conventions(
 ) -> dict:
     """The conventions of :func:`pairwise_ranking`, to be stored with every result."""
     return {
+        "protocol": thresholds.PROTOCOL_2013_LABEL,
         "replicates": replicates,
         "subsample": f"floor({fraction} * n) common targets without replacement",
         "min_common_targets": min_common,
@@ -628,6 +663,267 @@ def pairwise_ranking(
     )
 
 
+# ------------------------------------------------------------------------------- target-level verdicts
+def per_target_mcc(table: CountsTable) -> np.ndarray:
+    """(methods, targets) MCC of every prediction (compatible FPs neutral; meaningless where absent)."""
+    return mcc_from_arrays(*np.moveaxis(table.counts.astype(np.float64), -1, 0))
+
+
+def target_conventions(
+    *,
+    alpha: float = ALPHA,
+    min_common: int = MIN_COMMON,
+    margin: float = thresholds.VERDICT_MARGIN,
+    power: float = thresholds.VERDICT_POWER,
+) -> dict:
+    """The conventions of :func:`target_level_ranking`, stored with every result."""
+    return {
+        "protocol": thresholds.PROTOCOL_TARGET_LABEL,
+        "min_common_targets": min_common,
+        "test": "paired Wilcoxon signed-rank on per-target MCC differences, respecting families: sign-flip "
+        "permutation test of family-summed signed ranks (clustered signed-rank test of Rosner, Glynn & Lee, "
+        "Biometrics 2003/2006); zero differences dropped, average ranks for ties; exact null distribution "
+        "(all 2^C family sign flips) when clusters x support <= 4e6, else its normal form "
+        "(Var T = sum S_c^2)",
+        "adjustment": "Holm (1979) across every tested pair of the subset",
+        "alpha": alpha,
+        "winner": "higher mean per-target MCC (when it agrees with the sign of the signed-rank statistic)",
+        "draw": f"not significant and power >= {power:g} to detect a mean MCC difference of {margin:g} at "
+        f"alpha {alpha:g} (normal approximation with the family-robust (CR1) standard error)",
+        "unknown": f"fewer than {min_common} common targets, or not significant and under-powered",
+        "margin": margin,
+        "power": power,
+        "rank": "competition ranking by wins (1, 1, 3)",
+        "score": "per-target MCC with compatible FPs neutral (SCIENCE.md §2)",
+        "clusters": "the dataset's declared family, else the Rfam assignment, else the target alone",
+    }
+
+
+def _cluster_se(d: np.ndarray, codes: np.ndarray) -> float:
+    """CR1 family-robust standard error of mean(d) (Liang & Zeger 1986); NaN with one family."""
+    _, local = np.unique(codes, return_inverse=True)
+    k = int(local.max()) + 1 if local.size else 0
+    if k < 2:
+        return float("nan")
+    residual = np.bincount(local, weights=d - d.mean(), minlength=k)
+    return float(np.sqrt(k / (k - 1) * np.sum(residual**2)) / d.size)
+
+
+def detection_power(se: float, *, margin: float, alpha: float) -> float:
+    """Power of the two-sided test at ``alpha`` to detect a mean difference ``margin`` when the mean's
+    standard error is ``se`` (normal approximation, as :func:`comparna.rna.statistics.posterior_power`).
+
+    A zero standard error (every difference equal) gives power 1; NaN (one family) gives 0.
+    """
+    from scipy.special import ndtri
+
+    if not np.isfinite(se):
+        return 0.0
+    if se == 0:
+        return 1.0
+    shift = abs(margin) / se
+    z = ndtri(1 - alpha / 2)
+    return float(ndtr(shift - z) + ndtr(-shift - z))
+
+
+def _codes(clusters, n_targets: int) -> np.ndarray:
+    if clusters is None:
+        return np.arange(n_targets, dtype=np.int64)
+    codes = cluster_codes(list(clusters)).codes if len(clusters) else np.zeros(0, dtype=np.int64)
+    if codes.size != n_targets:
+        raise ValueError(f"{codes.size} cluster labels for {n_targets} targets")
+    return codes
+
+
+def target_level_ranking(
+    table: CountsTable,
+    *,
+    clusters: Sequence[str] | None = None,
+    seed: int = 0,
+    alpha: float = ALPHA,
+    min_common: int = MIN_COMMON,
+    margin: float = thresholds.VERDICT_MARGIN,
+    power: float = thresholds.VERDICT_POWER,
+) -> PairwiseRanking:
+    """Compare every pair of methods at the target level and rank them by wins (the primary verdict).
+
+    Parameters
+    ----------
+    table : CountsTable
+        Counts of one dataset subset under one pair definition.
+    clusters : sequence of str, optional
+        The family of every target of the table (None: every target its own family).
+    seed : int
+        Recorded with the result (the verdicts themselves use no random numbers).
+    alpha, min_common, margin, power
+        0.001, 10, 0.05 MCC and 0.8 (:mod:`comparna.rna.thresholds`).
+
+    Returns
+    -------
+    PairwiseRanking
+        ``p_values`` are the unadjusted clustered signed-rank p-values, ``p_adjusted`` Holm's,
+        ``mean_difference`` the mean per-target MCC difference over the pair's common targets.
+    """
+    m, t = len(table.methods), len(table.targets)
+    codes = _codes(clusters, t)
+    present = table.present
+    common = present.astype(np.int64) @ present.T.astype(np.int64)
+    scores = per_target_mcc(table)
+    p_values = np.full((m, m), np.nan)
+    mean_difference = np.full((m, m), np.nan)
+    pair_power = np.full((m, m), np.nan)
+    n_clusters = np.zeros((m, m), dtype=np.int64)
+    statistic = np.zeros((m, m))
+    verdicts = np.full((m, m), UNKNOWN, dtype="<U1")
+    reasons = np.full((m, m), "few", dtype="<U5")
+    np.fill_diagonal(verdicts, "")
+    np.fill_diagonal(reasons, "")
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
+    for a, b in pairs:
+        w = present[a] & present[b]
+        d = scores[a, w] - scores[b, w]
+        test = clustered_signed_rank_test(scores[a, w], scores[b, w], codes[w])
+        p_values[a, b] = p_values[b, a] = test.pvalue
+        mean_difference[a, b], mean_difference[b, a] = d.mean(), -d.mean()
+        statistic[a, b], statistic[b, a] = test.statistic, -test.statistic
+        n_clusters[a, b] = n_clusters[b, a] = np.unique(codes[w]).size
+        pw = 1.0 if not np.any(d) else detection_power(_cluster_se(d, codes[w]), margin=margin, alpha=alpha)
+        pair_power[a, b] = pair_power[b, a] = pw
+    p_adjusted = np.full((m, m), np.nan)
+    if pairs:
+        pa, pb = np.array(pairs).T
+        adjusted = holm_adjust(p_values[pa, pb])
+        p_adjusted[pa, pb] = p_adjusted[pb, pa] = adjusted
+        for (a, b), q in zip(pairs, adjusted, strict=True):
+            diff, stat = mean_difference[a, b], statistic[a, b]
+            if np.isfinite(q) and q < alpha and diff != 0 and np.sign(diff) == np.sign(stat):
+                verdicts[a, b], verdicts[b, a] = (WIN, LOSS) if diff > 0 else (LOSS, WIN)
+                reasons[a, b] = reasons[b, a] = ""
+            elif pair_power[a, b] >= power:
+                verdicts[a, b] = verdicts[b, a] = DRAW
+                reasons[a, b] = reasons[b, a] = ""
+            else:
+                reasons[a, b] = reasons[b, a] = "power"
+    wins = (verdicts == WIN).sum(axis=1)
+    return PairwiseRanking(
+        methods=table.methods,
+        verdicts=verdicts,
+        common=common,
+        p_values=p_values,
+        mean_difference=mean_difference,
+        wins=wins,
+        losses=(verdicts == LOSS).sum(axis=1),
+        draws=(verdicts == DRAW).sum(axis=1),
+        unknown=(verdicts == UNKNOWN).sum(axis=1),
+        ranks=competition_ranks(wins),
+        seed=int(seed),
+        conventions=target_conventions(alpha=alpha, min_common=min_common, margin=margin, power=power),
+        p_adjusted=p_adjusted,
+        power=pair_power,
+        reasons=reasons,
+        clusters=n_clusters,
+    )
+
+
+def rank_intervals(
+    table: CountsTable,
+    *,
+    clusters: Sequence[str] | None = None,
+    seed: int = 0,
+    resamples: int = thresholds.RANK_RESAMPLES,
+    confidence: float = thresholds.RANK_CONFIDENCE,
+    alpha: float = ALPHA,
+    min_common: int = MIN_COMMON,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each method's rank with a percentile interval from a bootstrap of families (SCIENCE.md §5).
+
+    Every resample draws C families with replacement (one matrix of draws from ``seed`` serves every pair:
+    a pair uses the families of its common targets, a family drawn twice counts twice) and recomputes the
+    order: per pair the family-summed signed ranks S_c (ranks of the full pairwise set) give T* = Σ w_c S_c
+    and the large-sample clustered signed-rank test (Rosner, Glynn & Lee 2006: Var = Σ w_c S_c²), the
+    p-values are Holm-adjusted across the pairs, wins follow as in :func:`target_level_ranking` and the
+    methods get competition ranks. The interval is the (1 − confidence)/2 and (1 + confidence)/2 quantiles
+    of each method's rank (inverted CDF: actual ranks).
+
+    Returns
+    -------
+    (low, high) : numpy.ndarray
+        int arrays per method.
+    """
+    from comparna.rna.clustered import _multiplicities
+
+    m, t = len(table.methods), len(table.targets)
+    codes = _codes(clusters, t)
+    if m == 0 or t == 0:
+        return np.ones(m, dtype=np.int64), np.ones(m, dtype=np.int64)
+    n_codes = int(codes.max()) + 1
+    present = table.present
+    scores = per_target_mcc(table)
+    common = present.astype(np.int64) @ present.T.astype(np.int64)
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
+    if not pairs:
+        ranks = np.ones(m, dtype=np.int64)
+        return ranks, ranks
+    signed = np.zeros((n_codes, len(pairs)))
+    diffs = np.zeros((n_codes, len(pairs)))
+    sizes = np.zeros((n_codes, len(pairs)))
+    from scipy.stats import rankdata
+
+    for k, (a, b) in enumerate(pairs):
+        w = np.flatnonzero(present[a] & present[b])
+        d = scores[a, w] - scores[b, w]
+        nz = np.abs(d) > 1e-12
+        if nz.any():
+            r = rankdata(np.round(np.abs(d[nz]), 12))
+            signed[:, k] = np.bincount(codes[w][nz], weights=np.sign(d[nz]) * r, minlength=n_codes)
+        diffs[:, k] = np.bincount(codes[w], weights=d, minlength=n_codes)
+        sizes[:, k] = np.bincount(codes[w], minlength=n_codes)
+    rng = np.random.default_rng(seed)
+    ranks = []
+    pa, pb = np.array(pairs).T
+    for weights in _multiplicities(rng, n_codes, resamples):
+        stat = weights @ signed
+        var = weights @ (signed * signed)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(var > 0, stat / np.sqrt(var), 0.0)
+            mean = np.where(weights @ sizes > 0, (weights @ diffs) / (weights @ sizes), 0.0)
+        p = 2 * ndtr(-np.abs(z))
+        order = np.argsort(p, axis=1, kind="stable")
+        q = np.take_along_axis(p, order, axis=1) * (len(pairs) - np.arange(len(pairs)))
+        q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
+        adjusted = np.empty_like(q)
+        np.put_along_axis(adjusted, order, q, axis=1)
+        win = (adjusted < alpha) & (np.sign(mean) == np.sign(stat)) & (mean != 0)
+        wins = np.zeros((weights.shape[0], m))
+        np.add.at(wins, (slice(None), pa), (win & (mean > 0)).astype(float))
+        np.add.at(wins, (slice(None), pb), (win & (mean < 0)).astype(float))
+        ranks.append(1 + (wins[:, None, :] > wins[:, :, None]).sum(axis=2))
+    all_ranks = np.concatenate(ranks, axis=0)
+    tail = (1 - confidence) / 2
+    low = np.quantile(all_ranks, tail, axis=0, method="inverted_cdf").astype(np.int64)
+    high = np.quantile(all_ranks, 1 - tail, axis=0, method="inverted_cdf").astype(np.int64)
+    return low, high
+
+
+def decided_scores(table: CountsTable, result: PairwiseRanking) -> list[dict]:
+    """Per method, the mean per-target MCC over exactly the targets that decided its place: the union of
+    its pairwise sets with a determined verdict (win, loss or draw), with their number (``None`` when it has
+    no determined verdict)."""
+    scores = per_target_mcc(table)
+    out = []
+    for i in range(len(table.methods)):
+        decided = np.isin(result.verdicts[i], (WIN, LOSS, DRAW))
+        decided[i] = False
+        targets = table.present[i] & table.present[decided].any(axis=0) if decided.any() else None
+        if targets is None or not targets.any():
+            out.append({"decided_mcc": None, "decided_targets": 0})
+        else:
+            out.append(
+                {"decided_mcc": float(scores[i, targets].mean()), "decided_targets": int(targets.sum())}
+            )
+    return out
+
+
 # ------------------------------------------------------------------------------------ robustness ranking
 @dataclass(frozen=True)
 class RobustnessRanking:
@@ -714,7 +1010,7 @@ def _rank_one(args: tuple) -> tuple[PairwiseRanking, RobustnessRanking | None]:
 def rank_subsets(
     tables: Mapping[str, CountsTable], *, seed: int, workers: int = 1
 ) -> dict[str, tuple[PairwiseRanking, RobustnessRanking | None]]:
-    """Pairwise and robustness rankings of several subsets (the nightly job's unit of work).
+    """CompaRNA 2013 protocol and robustness rankings of several subsets (the benchmark's unit of work).
 
     Subsets are independent, so with ``workers > 1`` they run in that many processes; the results are the
     same as with one worker. A subset whose robustness ranking cannot be computed (a target without any
@@ -731,21 +1027,21 @@ def rank_subsets(
 
 
 # ------------------------------------------------------------------------------------------ entry points
-def ranking_report(table: CountsTable, *, seed: int) -> dict:
-    """Run the pairwise and robustness rankings and return the JSON-ready report of ``rank --counts``.
+def _pair_dict(methods: Sequence[str], matrix: np.ndarray, cast=float) -> dict:
+    out = {}
+    for i, a in enumerate(methods):
+        row = {}
+        for j, b in enumerate(methods):
+            if i != j:
+                v = matrix[i, j]
+                row[b] = None if (isinstance(v, float | np.floating) and not np.isfinite(v)) else cast(v)
+        out[a] = row
+    return out
 
-    Returns
-    -------
-    dict
-        ``{"methods": [{"method", "rank", "wins", "losses", "draws", "unknown", "mcc", "targets"}]`` sorted by
-        rank then name, ``"verdicts": {A: {B: "+"|"-"|"="|"?"}}`` ("+" when A beats B),
-        ``"common_targets": {A: {B: n}}``, ``"robustness": [{"method", "rank", "mcc", "targets"}]``,
-        ``"seed"`` and ``"conventions"``.
-    """
-    result = pairwise_ranking(table, seed=seed)
-    own_mcc = pooled_mcc(np.where(table.present[..., None], table.counts, 0))
+
+def _method_rows(table: CountsTable, result: PairwiseRanking, own_mcc: np.ndarray) -> list[dict]:
     order = sorted(range(len(table.methods)), key=lambda i: (int(result.ranks[i]), table.methods[i]))
-    methods = [
+    return [
         {
             "method": table.methods[i],
             "rank": int(result.ranks[i]),
@@ -758,13 +1054,81 @@ def ranking_report(table: CountsTable, *, seed: int) -> dict:
         }
         for i in order
     ]
+
+
+def protocol_2013_report(table: CountsTable, *, seed: int) -> dict:
+    """The CompaRNA 2013 protocol's view (:func:`pairwise_ranking`): ``{"label", "methods", "verdicts",
+    "p_values", "conventions"}``, labelled so that it is never mistaken for the primary verdict."""
+    result = pairwise_ranking(table, seed=seed)
+    own_mcc = pooled_mcc(np.where(table.present[..., None], table.counts, 0))
+    return {
+        "label": thresholds.PROTOCOL_2013_LABEL,
+        "methods": _method_rows(table, result, own_mcc),
+        "verdicts": result.verdict_dict(),
+        "p_values": _pair_dict(table.methods, result.p_values),
+        "conventions": result.conventions,
+    }
+
+
+def ranking_report(
+    table: CountsTable,
+    *,
+    seed: int,
+    clusters: Sequence[str] | None = None,
+    rank_resamples: int = thresholds.RANK_RESAMPLES,
+    with_2013: bool = True,
+) -> dict:
+    """Run the target-level pairwise verdicts, the rank intervals, the robustness ranking and (labelled) the
+    CompaRNA 2013 protocol; return the JSON-ready report of ``rank --counts``.
+
+    Parameters
+    ----------
+    clusters : sequence of str, optional
+        The family of every target (None: every target its own family, as for a counts CSV).
+    rank_resamples : int
+        Family bootstrap resamples of the rank intervals (0: no intervals).
+
+    Returns
+    -------
+    dict
+        ``{"protocol": "target", "methods": [{"method", "rank", "rank_low", "rank_high", "wins", "losses",
+        "draws", "unknown", "mcc", "targets", "decided_mcc", "decided_targets"}]`` sorted by rank then name,
+        ``"verdicts": {A: {B: "+"|"-"|"="|"?"}}`` ("+" when A beats B), ``"verdict_reasons"`` ("few" /
+        "power" for a "?"), ``"p_values"``, ``"p_adjusted"``, ``"power"``, ``"pair_clusters"``,
+        ``"common_targets": {A: {B: n}}``, ``"clusters"`` (families in the subset),
+        ``"robustness": [{"method", "rank", "mcc", "targets"}]``, ``"protocol_2013"``
+        (:func:`protocol_2013_report`), ``"seed"`` and ``"conventions"``.
+    """
+    result = target_level_ranking(table, clusters=clusters, seed=seed)
+    own_mcc = pooled_mcc(np.where(table.present[..., None], table.counts, 0))
+    methods = _method_rows(table, result, own_mcc)
+    decided = dict(zip(table.methods, decided_scores(table, result), strict=True))
+    if rank_resamples > 0:
+        low, high = rank_intervals(table, clusters=clusters, seed=seed, resamples=rank_resamples)
+    else:
+        low = high = result.ranks
+    for row in methods:
+        i = table.methods.index(row["method"])
+        row.update(decided[row["method"]], rank_low=int(low[i]), rank_high=int(high[i]))
+    codes = _codes(clusters, len(table.targets))
     report = {
+        "protocol": "target",
+        "protocol_label": thresholds.PROTOCOL_TARGET_LABEL,
         "methods": methods,
         "verdicts": result.verdict_dict(),
+        "verdict_reasons": _pair_dict(table.methods, result.reasons, str),
+        "p_values": _pair_dict(table.methods, result.p_values),
+        "p_adjusted": _pair_dict(table.methods, result.p_adjusted),
+        "power": _pair_dict(table.methods, result.power),
+        "pair_clusters": _pair_dict(table.methods, result.clusters, int),
         "common_targets": result.common_dict(),
+        "clusters": int(np.unique(codes).size),
+        "rank_interval": {"resamples": rank_resamples, "confidence": thresholds.RANK_CONFIDENCE},
         "seed": result.seed,
         "conventions": result.conventions,
     }
+    if with_2013:
+        report["protocol_2013"] = protocol_2013_report(table, seed=seed)
     try:
         robust = robustness_ranking(table)
     except ValueError as error:
@@ -784,25 +1148,84 @@ def ranking_report(table: CountsTable, *, seed: int) -> dict:
     return report
 
 
+def protocol_view(report: Mapping, protocol: str) -> dict:
+    """The report as seen under one protocol: ``"target"`` (the primary) or ``"2013"`` (the CompaRNA 2013
+    protocol's methods and verdicts in place of the primary ones, labelled). A report stored before issue 27
+    has only the 2013 verdicts at its top level: it is returned as the 2013 view, and the target view of it
+    is ``None``."""
+    if protocol not in ("target", "2013"):
+        raise ValueError(f"unknown protocol {protocol!r} (target or 2013)")
+    stored_2013 = report.get("protocol_2013")
+    is_old = report.get("protocol") is None
+    if protocol == "target":
+        return None if is_old else dict(report)
+    if is_old:
+        return {**report, "protocol": "2013", "protocol_label": thresholds.PROTOCOL_2013_LABEL}
+    if stored_2013 is None:
+        return None
+    view = {k: v for k, v in report.items() if k not in ("protocol_2013",)}
+    view.update(
+        protocol="2013",
+        protocol_label=stored_2013["label"],
+        methods=stored_2013["methods"],
+        verdicts=stored_2013["verdicts"],
+        p_values=stored_2013.get("p_values", {}),
+        conventions=stored_2013.get("conventions", {}),
+    )
+    for key in ("verdict_reasons", "p_adjusted", "power", "pair_clusters"):
+        view.pop(key, None)
+    return view
+
+
 def rank_from_counts_csv(path: str | Path, seed: int) -> dict:
     """Read a counts CSV (:func:`read_counts_csv`) and return :func:`ranking_report` for it."""
     return ranking_report(read_counts_csv(path), seed=seed)
 
 
 def format_report(report: Mapping) -> str:
-    """A plain-text table of a :func:`ranking_report` (ranks, W/L/D/?, MCC, then the verdict matrix)."""
+    """A plain-text table of a :func:`ranking_report` view (ranks with their interval, W/L/D/?, the MCC on
+    the targets that decided the order with their n, then the verdict matrix), headed by its protocol."""
     methods = [row["method"] for row in report["methods"]]
     width = max([len(name) for name in methods] + [6])
-    lines = [
-        f"{'rank':>4}  {'method':<{width}}  {'wins':>4} {'loss':>4} {'draw':>4} {'?':>4}  {'MCC':>6}  targets"
-    ]
-    for row in report["methods"]:
+    target_view = report.get("protocol") == "target"
+    label = report.get("protocol_label") or thresholds.PROTOCOL_2013_LABEL
+    lines = [f"verdicts: {label}"]
+    if not target_view:
         lines.append(
-            f"{row['rank']:>4}  {row['method']:<{width}}  {row['wins']:>4} {row['losses']:>4} "
-            f"{row['draws']:>4} {row['unknown']:>4}  {row['mcc']:>6.3f}  {row['targets']}"
+            "  (a view to reproduce the 2013 tables: its p-value shrinks with the 40 resamples, not with the "
+            "evidence; not the headline)"
+        )
+    else:
+        lines.append(f"  families (clusters): {report.get('clusters')}")
+    head = f"{'rank':>4}  {'95% int':>7}  " if target_view else f"{'rank':>4}  "
+    tail = (
+        f"{'MCC':>6} {'n':>5}  (mean per-target MCC on the targets that decided the order)"
+        if target_view
+        else f"{'MCC':>6}  targets"
+    )
+    lines.append(f"{head}{'method':<{width}}  {'wins':>4} {'loss':>4} {'draw':>4} {'?':>4}  {tail}")
+    for row in report["methods"]:
+        start = f"{row['rank']:>4}  "
+        if target_view:
+            interval = f"{row.get('rank_low', row['rank'])}-{row.get('rank_high', row['rank'])}"
+            start += f"{interval:>7}  "
+            value = row.get("decided_mcc")
+            n = row.get("decided_targets", 0)
+            metric = f"{value:>6.3f} {n:>5}" if value is not None else f"{'-':>6} {0:>5}"
+        else:
+            metric = f"{row['mcc']:>6.3f}  {row['targets']}"
+        lines.append(
+            f"{start}{row['method']:<{width}}  {row['wins']:>4} {row['losses']:>4} "
+            f"{row['draws']:>4} {row['unknown']:>4}  {metric}"
         )
     lines.append("")
-    lines.append("verdicts (row vs column: + row wins, - row loses, = draw, ? under 10 common targets)")
+    if target_view:
+        lines.append(
+            "verdicts (row vs column: + row wins, - row loses, = draw, ? under 10 common targets or too few "
+            "to detect the margin)"
+        )
+    else:
+        lines.append("verdicts (row vs column: + row wins, - row loses, = draw, ? under 10 common targets)")
     abbrev = [str(i + 1) for i in range(len(methods))]
     lines.append(" " * (width + 6) + " ".join(f"{a:>3}" for a in abbrev))
     for i, a in enumerate(methods):
@@ -815,4 +1238,47 @@ def format_report(report: Mapping) -> str:
             lines.append(f"{row['rank']:>4}  {row['method']:<{width}}  {row['mcc']:>6.3f}  {row['targets']}")
     lines.append("")
     lines.append(f"seed {report['seed']}")
+    return "\n".join(lines)
+
+
+_PRIMARY_KEYS = ("method", "rank", "rank_low", "rank_high", "wins", "decided_mcc", "decided_targets")
+_KEYS_2013 = ("method", "rank", "wins", "mcc")
+
+
+def compare_protocols(report: Mapping, *, top: int = 10) -> list[dict]:
+    """The top methods under the primary verdict and under the CompaRNA 2013 protocol, side by side:
+    ``[{"position", "target": {method, rank, rank_low, rank_high, wins, decided_mcc, decided_targets},
+    "protocol_2013": {method, rank, wins, mcc}}]``."""
+    primary = protocol_view(report, "target") or {"methods": []}
+    old = protocol_view(report, "2013") or {"methods": []}
+    out = []
+    for k in range(min(top, max(len(primary["methods"]), len(old["methods"])))):
+        a = primary["methods"][k] if k < len(primary["methods"]) else None
+        b = old["methods"][k] if k < len(old["methods"]) else None
+        out.append(
+            {
+                "position": k + 1,
+                "target": None if a is None else {key: a.get(key) for key in _PRIMARY_KEYS},
+                "protocol_2013": None if b is None else {key: b.get(key) for key in _KEYS_2013},
+            }
+        )
+    return out
+
+
+def format_comparison(rows: Sequence[Mapping]) -> str:
+    """:func:`compare_protocols` as a plain-text table."""
+    lines = [
+        f"{'#':>3}  {'target-level verdict (primary)':<44}  {thresholds.PROTOCOL_2013_LABEL}",
+        f"{'':>3}  {'method':<20} {'rank':>4} {'95% int':>7} {'wins':>4} {'MCC(n)':>10}  "
+        f"{'method':<20} {'rank':>4} {'wins':>4} {'MCC':>6}",
+    ]
+    for row in rows:
+        a, b = row["target"], row["protocol_2013"]
+        left = " " * 55
+        if a:
+            mcc = "-" if a["decided_mcc"] is None else f"{a['decided_mcc']:.3f}({a['decided_targets']})"
+            interval = f"{a['rank_low']}-{a['rank_high']}"
+            left = f"{a['method'][:20]:<20} {a['rank']:>4} {interval:>7} {a['wins']:>4} {mcc:>10}"
+        right = f"{b['method'][:20]:<20} {b['rank']:>4} {b['wins']:>4} {b['mcc']:>6.3f}" if b else ""
+        lines.append(f"{row['position']:>3}  {left}  {right}")
     return "\n".join(lines)

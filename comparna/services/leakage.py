@@ -211,7 +211,7 @@ def rank_unseen(
     if existing is not None:
         return existing, False
     if sub.methods:
-        report = ranking_report(sub, seed=seed)
+        report = ranking_report(sub, seed=seed, clusters=identity.get("clusters") or None)
         report.pop("robustness", None)
         report.pop("robustness_error", None)
     else:

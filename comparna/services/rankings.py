@@ -21,6 +21,9 @@ from comparna.services.uncertainty import cluster_labels, is_sequential, sequent
 
 log = logging.getLogger(__name__)
 
+#: Version of the primary verdict stored in every snapshot's inputs (and so in its inputs hash).
+VERDICT_PROTOCOL = "target-level-1"
+
 
 def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable, dict]:
     """The counts of the current version of every active method on every target of ``subset``.
@@ -74,6 +77,9 @@ def subset_inputs(*, subset: Subset, definition: str) -> tuple[CountsTable, dict
         "dataset_version": subset.dataset.version,
         "subset": subset.slug,
         "definition": definition,
+        # which verdict the report's headline holds: a snapshot of the CompaRNA 2013 protocol (before issue
+        # 27) has the same inputs otherwise and must not be reused as a target-level one
+        "verdict_protocol": VERDICT_PROTOCOL,
         "targets": len(targets),
         "methods": fingerprints,
         "counts_sha256": digest,
@@ -97,7 +103,7 @@ def compute_report(
     failure (an empty structure). Without it, every target is used (blind rankings: a closed week).
     """
     report = (
-        ranking_report(table, seed=seed)
+        ranking_report(table, seed=seed, clusters=identity.get("clusters") or None)
         if table.methods
         else {"methods": [], "verdicts": {}, "common_targets": {}, "seed": seed, "conventions": {}}
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from comparna.rna.ranking import CountsFormatError, pairwise_ranking, read_counts_csv
+from comparna.rna.ranking import CountsFormatError, pairwise_ranking, read_counts_csv, target_level_ranking
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = ["method", "target", "tp", "fn", "fp", "fp_compatible", "tn"]
@@ -55,17 +55,67 @@ def test_rank_command_json(tmp_path):
     flip = {"+": "-", "-": "+", "=": "=", "?": "?"}
     verdicts = report["verdicts"]
     assert all(verdicts[b][a] == flip[v] for a, row in verdicts.items() for b, v in row.items())
-    # the same as the engine in process, and ranks follow wins
+    # the primary verdict: the target-level engine in process (every target its own family), ranks follow
+    # wins, each rank has its interval and the MCC beside it is on the targets that decided the order
+    assert report["protocol"] == "target"
     table = read_counts_csv(path)
-    result = pairwise_ranking(table, seed=3)
+    result = target_level_ranking(table, seed=3)
     for i, a in enumerate(table.methods):
         for j, b in enumerate(table.methods):
             if i != j:
                 assert report["verdicts"][a][b] == result.verdicts[i, j]
     ranks = [(row["rank"], -row["wins"]) for row in report["methods"]]
     assert ranks == sorted(ranks)
+    for row in report["methods"]:
+        assert row["rank_low"] <= row["rank"] <= row["rank_high"] or row["wins"] == 0
+        assert row["decided_targets"] <= row["targets"]
     # the best method by construction (M4: highest sensitivity) comes first
     assert report["methods"][0]["method"] == "M4"
+    # the CompaRNA 2013 protocol stays available, labelled, and equals its engine
+    done = run_rank("--counts", str(path), "--seed", "3", "--json", "--protocol", "2013")
+    assert done.returncode == 0, done.stderr
+    old = json.loads(done.stdout)
+    assert old["protocol"] == "2013" and old["protocol_label"] == "CompaRNA 2013 protocol"
+    result = pairwise_ranking(table, seed=3)
+    for i, a in enumerate(table.methods):
+        for j, b in enumerate(table.methods):
+            if i != j:
+                assert old["verdicts"][a][b] == result.verdicts[i, j]
+
+
+def write_seven_of_twelve(path: Path, *, n: int, better: int, delta: int = 1) -> None:
+    """A and B on ``n`` targets: A better on ``better`` of them and worse on the rest by as much."""
+    length = 100
+    candidates = length * (length - 1) // 2
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(HEADER)
+        for t in range(n):
+            tp_a = 20 + delta if t < better else 20 - delta
+            out.writerow(["A", f"T{t}", tp_a, 30 - tp_a, 5, 0, candidates - 35])
+            out.writerow(["B", f"T{t}", 20, 10, 5, 0, candidates - 35])
+
+
+def test_rank_counts_gives_a_draw_for_seven_of_twelve_and_a_win_for_sixty_of_sixty(tmp_path):
+    """Issue 27's done-when: the 2013 protocol said "A wins at p < 0.001" for 7 better / 5 worse."""
+    path = tmp_path / "seven.csv"
+    write_seven_of_twelve(path, n=12, better=7)
+    report = json.loads(run_rank("--counts", str(path), "--json").stdout)
+    assert report["verdicts"]["A"]["B"] == "=" and report["verdicts"]["B"]["A"] == "="
+    assert report["protocol_2013"]["verdicts"]["A"]["B"] == "+"  # what the issue observed
+    table = run_rank("--counts", str(path))
+    assert "target-level" in table.stdout and "=" in table.stdout
+    path = tmp_path / "sixty.csv"
+    write_seven_of_twelve(path, n=60, better=60)
+    report = json.loads(run_rank("--counts", str(path), "--json").stdout)
+    assert report["verdicts"]["A"]["B"] == "+" and report["methods"][0]["method"] == "A"
+    assert report["methods"][0]["rank_low"] == report["methods"][0]["rank_high"] == 1
+    done = run_rank("--counts", str(path), "--compare-protocols", "--json")
+    assert done.returncode == 0, done.stderr
+    top = json.loads(done.stdout)["top"]
+    assert top[0]["target"]["method"] == "A" and top[0]["protocol_2013"]["method"] == "A"
+    text = run_rank("--counts", str(path), "--compare-protocols").stdout
+    assert "CompaRNA 2013 protocol" in text and "95% int" in text
 
 
 def test_rank_command_table_and_errors(tmp_path):

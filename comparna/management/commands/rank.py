@@ -1,8 +1,12 @@
 """``manage.py rank``: run the CompaRNA ranking engine on demand.
 
 ``--counts FILE.csv`` runs the pure engine on a CSV of counts (no database). Without it, the rankings of the
-stored counts are recomputed (all datasets, or ``--dataset NAME``) exactly as the nightly job does: a new
+stored counts are recomputed (all datasets, or ``--dataset NAME``) exactly as the scheduled job does: a new
 immutable snapshot is stored only for subsets whose inputs changed.
+
+The verdicts shown are the primary, target-level ones (SCIENCE.md §5); ``--protocol 2013`` shows the
+CompaRNA 2013 protocol's instead (to reproduce the paper's tables; labelled as such), and
+``--compare-protocols`` prints the top 10 under both side by side, with the rank intervals.
 """
 
 from __future__ import annotations
@@ -12,12 +16,22 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from comparna.models import Dataset
-from comparna.rna.ranking import CountsFormatError, format_report, rank_from_counts_csv
+from comparna.rna.ranking import (
+    CountsFormatError,
+    compare_protocols,
+    format_comparison,
+    format_report,
+    protocol_view,
+    rank_from_counts_csv,
+)
 from comparna.services.rankings import recompute_rankings
 
 
 class Command(BaseCommand):
-    help = "Rank methods: pairwise Wilcoxon verdicts, wins/losses/draws/? and the robustness ranking."
+    help = (
+        "Rank methods: target-level clustered Wilcoxon verdicts (or --protocol 2013), wins/losses/draws/?, "
+        "rank intervals and the robustness ranking."
+    )
     requires_system_checks: list[str] = []
 
     def add_arguments(self, parser):
@@ -27,27 +41,50 @@ class Command(BaseCommand):
             help="CSV with columns method,target,tp,fn,fp,fp_compatible,tn (one row per prediction)",
         )
         parser.add_argument("--dataset", metavar="NAME", help="dataset slug (database mode; default: all)")
+        parser.add_argument("--subset", metavar="SLUG", help="only this subset (database mode)")
         parser.add_argument(
             "--seed",
             type=int,
             default=None,
-            help="random seed of the subsampling (default: 0 with --counts, else the RANKING_SEED setting)",
+            help="random seed of the resampling (default: 0 with --counts, else the RANKING_SEED setting)",
         )
+        parser.add_argument(
+            "--protocol",
+            choices=("target", "2013"),
+            default="target",
+            help="verdicts to show: target (primary, target-level) or 2013 (the CompaRNA 2013 protocol)",
+        )
+        parser.add_argument(
+            "--compare-protocols",
+            action="store_true",
+            help="print the top 10 under the target-level verdict and under the 2013 protocol side by side",
+        )
+        parser.add_argument("--top", type=int, default=10, help="rows of --compare-protocols (default 10)")
         parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
     def handle(self, *args, **options):
         if options["seed"] is not None and options["seed"] < 0:
             raise CommandError("--seed must be non-negative")
+        if options["top"] < 1:
+            raise CommandError("--top must be positive")
         if options["counts"]:
-            if options["dataset"]:
-                raise CommandError("--counts and --dataset exclude each other")
+            if options["dataset"] or options["subset"]:
+                raise CommandError("--counts and --dataset/--subset exclude each other")
             report = self._from_counts(options["counts"], options["seed"] or 0)
-        else:
-            return self._from_database(options["dataset"], options["seed"], options["json"])
-        if options["json"]:
-            self.stdout.write(json.dumps(report, indent=1))
-        else:
-            self.stdout.write(format_report(report))
+            self._emit([(None, report)], options)
+            return
+        dataset = None
+        if options["dataset"]:
+            dataset = Dataset.objects.filter(slug=options["dataset"]).first()
+            if dataset is None:
+                known = ", ".join(Dataset.objects.values_list("slug", flat=True)) or "none"
+                raise CommandError(f"unknown dataset {options['dataset']!r} (known: {known})")
+        results = recompute_rankings(dataset=dataset, seed=options["seed"])
+        if options["subset"]:
+            results = [(snap, new) for snap, new in results if snap.subset.slug == options["subset"]]
+            if not results:
+                raise CommandError(f"no subset {options['subset']!r} ranked")
+        self._emit([((snap, new), snap.report) for snap, new in results], options)
 
     def _from_counts(self, path: str, seed: int) -> dict:
         try:
@@ -57,17 +94,14 @@ class Command(BaseCommand):
         except OSError as error:
             raise CommandError(f"cannot read {path}: {error.strerror}") from error
 
-    def _from_database(self, slug: str | None, seed: int | None, as_json: bool) -> None:
-        dataset = None
-        if slug:
-            dataset = Dataset.objects.filter(slug=slug).first()
-            if dataset is None:
-                known = ", ".join(Dataset.objects.values_list("slug", flat=True)) or "none"
-                raise CommandError(f"unknown dataset {slug!r} (known: {known})")
-        results = recompute_rankings(dataset=dataset, seed=seed)
-        if as_json:
-            out = [
-                {
+    def _emit(self, items, options) -> None:
+        """Print every report under the chosen protocol (or both side by side), as a table or JSON."""
+        out = []
+        for where, report in items:
+            head = {}
+            if where is not None:
+                snap, new = where
+                head = {
                     "dataset": snap.dataset.slug,
                     "subset": snap.subset.slug,
                     "definition": snap.definition,
@@ -75,17 +109,36 @@ class Command(BaseCommand):
                     "new": new,
                     "computed_at": snap.computed_at.isoformat(),
                     "seed": snap.seed,
-                    "methods": snap.report["methods"],
-                    "verdicts": snap.report["verdicts"],
                 }
-                for snap, new in results
-            ]
-            self.stdout.write(json.dumps(out, indent=1))
-            return
-        for snap, new in results:
+            if options["compare_protocols"]:
+                rows = compare_protocols(report, top=options["top"])
+                out.append({**head, "clusters": report.get("clusters"), "top": rows})
+                if not options["json"]:
+                    self._title(head)
+                    self.stdout.write(format_comparison(rows))
+                continue
+            view = protocol_view(report, options["protocol"])
+            if view is None:
+                raise CommandError(
+                    f"this report has no {options['protocol']} view (a snapshot stored before issue 27); "
+                    "recompute it"
+                )
+            if where is None:
+                out.append(view)
+            else:
+                keys = ("methods", "verdicts", "protocol", "protocol_label")
+                out.append({**head, **{k: view[k] for k in keys}})
+            if not options["json"]:
+                self._title(head)
+                if view["methods"]:
+                    self.stdout.write(format_report(view))
+        if options["json"]:
+            payload = out[0] if options["counts"] else out
+            self.stdout.write(json.dumps(payload, indent=1))
+
+    def _title(self, head: dict) -> None:
+        if head:
             self.stdout.write(
-                f"== {snap.dataset.slug}/{snap.subset.slug} ({snap.definition}) snapshot #{snap.pk} "
-                f"{'new' if new else 'unchanged'}, seed {snap.seed}"
+                f"== {head['dataset']}/{head['subset']} ({head['definition']}) snapshot #{head['snapshot']} "
+                f"{'new' if head['new'] else 'unchanged'}, seed {head['seed']}"
             )
-            if snap.report["methods"]:
-                self.stdout.write(format_report(snap.report))
