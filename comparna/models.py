@@ -186,13 +186,26 @@ class ReferenceStructure(models.Model):
 
 
 class ScoreQuerySet(models.QuerySet):
+    def public(self) -> ScoreQuerySet:
+        """Scores that count publicly: of public methods' predictions that are not self-reported
+        (:func:`predictors.models.public_prediction_q`, the one filter every public use goes through)."""
+        from predictors.models import public_prediction_q  # predictors' models import comparna's lazily
+
+        return self.filter(public_prediction_q("prediction__"))
+
+    def visible_to(self, user) -> ScoreQuerySet:
+        """Public scores and, for a signed-in owner, every score of their own methods (the owners' API)."""
+        from predictors.models import visible_prediction_q
+
+        return self.filter(visible_prediction_q(user, "prediction__"))
+
     def current(self, *, active_only: bool = True, public_only: bool = True) -> ScoreQuerySet:
         """Scores of each method's current version, of active methods only unless ``active_only`` is False,
-        of public methods only (no owner's development method) unless ``public_only`` is False: what
-        rankings, pages and snapshots use."""
+        counting publicly only (no owner's development method, no self-reported upload: :meth:`public`)
+        unless ``public_only`` is False: what rankings, pages and snapshots use."""
         qs = self.filter(prediction__method_version__is_current=True)
         if public_only:
-            qs = qs.filter(prediction__method_version__method__visibility="public")
+            qs = qs.public()
         return qs.filter(prediction__method_version__method__active=True) if active_only else qs
 
 

@@ -28,6 +28,31 @@ def visible_q(user, prefix: str = "") -> models.Q:
     return q
 
 
+def public_prediction_q(prefix: str = "") -> models.Q:
+    """The filter "counts publicly" on a Prediction (``prefix`` reaches it from a related model, e.g.
+    ``"prediction__"`` from a Score): a public method's prediction that is not self-reported (issue 26).
+
+    Every public ranking, comparison, score list, page and snapshot goes through this one filter (through
+    :meth:`PredictionQuerySet.public` or ``comparna.models.ScoreQuerySet.public``), so an upload of a
+    target's public reference can never reach them.
+    """
+    return models.Q(
+        **{
+            f"{prefix}method_version__method__visibility": Method.Visibility.PUBLIC,
+            f"{prefix}self_reported": False,
+        }
+    )
+
+
+def visible_prediction_q(user, prefix: str = "") -> models.Q:
+    """The filter "counts publicly, or belongs to ``user``'s method" on a Prediction: an owner sees their
+    development and self-reported predictions (marked as such), nobody else does."""
+    q = public_prediction_q(prefix)
+    if user is not None and getattr(user, "is_authenticated", False):
+        q |= models.Q(**{f"{prefix}method_version__method__owner": user})
+    return q
+
+
 class Method(models.Model):
     """A prediction method as people know it (e.g. "RNAfold (MFE)"); its runnable form is a MethodVersion.
 
@@ -90,7 +115,26 @@ class Method(models.Model):
 
     @property
     def current_version(self) -> MethodVersion | None:
+        """The version the public sees and the rankings use."""
         return self.versions.filter(is_current=True).first()
+
+    @property
+    def pending_version(self) -> MethodVersion | None:
+        """A new version its owner saved of this public method, awaiting staff approval (issue 26)."""
+        return self.versions.filter(pending_review=True).first()
+
+    @property
+    def working_version(self) -> MethodVersion | None:
+        """The version its owner last saved: the pending one while staff have not approved it, else the
+        current one (what the owner's pages and API show)."""
+        return self.pending_version or self.current_version
+
+
+class MethodVersionQuerySet(models.QuerySet):
+    def to_run(self) -> MethodVersionQuerySet:
+        """Versions run on new targets: every active method's current version and any version awaiting
+        approval (so that its owner sees it on every target before staff decide)."""
+        return self.filter(models.Q(is_current=True) | models.Q(pending_review=True), method__active=True)
 
 
 class MethodVersion(models.Model):
@@ -107,7 +151,14 @@ class MethodVersion(models.Model):
         help_text="False for a version imported from a snapshot: its spec is never run (not queued, not "
         "executed) until the method is registered again through the admin, with a test run.",
     )
+    pending_review = models.BooleanField(
+        default=False,
+        help_text="A version its owner saved of a public method, changing what runs: run and shown to its "
+        "owner, never public or ranked until staff approve it (it then becomes current).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = MethodVersionQuerySet.as_manager()
 
     class Meta:
         ordering = ["method", "-created_at"]
@@ -117,6 +168,9 @@ class MethodVersion(models.Model):
             ),
             models.UniqueConstraint(
                 fields=["method"], condition=models.Q(is_current=True), name="methodversion_one_current"
+            ),
+            models.UniqueConstraint(
+                fields=["method"], condition=models.Q(pending_review=True), name="methodversion_one_pending"
             ),
         ]
 
@@ -132,6 +186,15 @@ class PredictionQuerySet(models.QuerySet):
 
     def ok(self) -> PredictionQuerySet:
         return self.filter(status=Prediction.Status.OK)
+
+    def public(self) -> PredictionQuerySet:
+        """Predictions that count publicly: of public methods, not self-reported
+        (:func:`public_prediction_q`)."""
+        return self.filter(public_prediction_q())
+
+    def visible_to(self, user) -> PredictionQuerySet:
+        """Public predictions and, for a signed-in owner, every prediction of their own methods."""
+        return self.filter(visible_prediction_q(user))
 
 
 class Prediction(models.Model):
@@ -173,6 +236,11 @@ class Prediction(models.Model):
         null=True, blank=True, help_text="An awaiting prediction's upload window closes then."
     )
     uploaded = models.BooleanField(default=False, help_text="The structure came by upload (web services).")
+    self_reported = models.BooleanField(
+        default=False,
+        help_text="Uploaded by its method's owner for a target whose reference was public (not blind): "
+        "stored and shown to the owner, never in public rankings, comparisons, scores or snapshots.",
+    )
     schedule_rank = models.BigIntegerField(
         default=0, help_text="Order in which queued predictions are sent to workers (predictors.scheduling)."
     )

@@ -1,21 +1,76 @@
 """Making an owner's development method public (staff, from the admin): it then enters public pages, the
-rankings at their next computation and the next dataset snapshot; its owner is told in their digest."""
+rankings at their next computation and the next dataset snapshot; its owner is told in their digest.
+
+A published method's owner cannot change what is ranked on their own (issue 26): a saved version that
+changes what runs (program, kind, command, image, endpoint: a new fingerprint) is *proposed* — run on every
+target and shown to its owner, but private — while the version staff approved stays the public, ranked
+one. Staff approve it with the same "Make public" action, which then makes it current.
+"""
 
 from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
 
-from predictors.models import Method
+from predictors.execution import spec_from_version
+from predictors.models import Method, MethodVersion
+from predictors.services import register_spec, spec_to_json
 
 
 @transaction.atomic
 def publish(*, method: Method) -> bool:
-    """Make ``method`` public; False when it already was."""
+    """Make ``method`` public, or approve the version its owner proposed since it was; False when there was
+    nothing to do."""
     method = Method.objects.select_for_update().get(pk=method.pk)
     if method.is_public:
-        return False
+        return approve_pending_version(method=method) is not None
     method.visibility = Method.Visibility.PUBLIC
     method.published_at = timezone.now()
     method.save(update_fields=["visibility", "published_at"])
+    approve_pending_version(method=method)  # a development method has none; harmless
     return True
+
+
+@transaction.atomic
+def propose_version(*, method: Method, spec) -> MethodVersion:
+    """Store ``spec`` as the version awaiting approval of the public ``method`` (not current: the approved
+    version stays public and ranked); a spec with the current version's fingerprint changes only limits
+    and texts, is registered as usual and withdraws any proposal.
+
+    Only one version awaits approval at a time: a newer proposal replaces an older one (which stays in the
+    history, never run again).
+    """
+    method = Method.objects.select_for_update().get(pk=method.pk)
+    fingerprint = spec.fingerprint()
+    current = method.current_version
+    if current is not None and current.fingerprint == fingerprint:
+        method.versions.filter(pending_review=True).update(pending_review=False)
+        return register_spec(spec=spec, from_catalogue=False, active=True)
+    method.versions.filter(pending_review=True).exclude(fingerprint=fingerprint).update(pending_review=False)
+    version, created = MethodVersion.objects.get_or_create(
+        method=method,
+        fingerprint=fingerprint,
+        defaults={
+            "version": spec.version,
+            "program": spec.program,
+            "spec": spec_to_json(spec),
+            "is_current": False,
+            "pending_review": True,
+        },
+    )
+    if not created:
+        version.spec = spec_to_json(spec)
+        version.pending_review = True
+        version.runnable = True
+        version.save(update_fields=["spec", "pending_review", "runnable"])
+    return version
+
+
+@transaction.atomic
+def approve_pending_version(*, method: Method) -> MethodVersion | None:
+    """Make the version awaiting approval the method's current one (its texts too); None when none waits."""
+    pending = MethodVersion.objects.select_for_update().filter(method=method, pending_review=True).first()
+    if pending is None:
+        return None
+    MethodVersion.objects.filter(pk=pending.pk).update(pending_review=False)
+    return register_spec(spec=spec_from_version(pending), from_catalogue=False)

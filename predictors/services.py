@@ -113,7 +113,7 @@ def queue_predictions(
     transaction commits. Returns how many predictions were created (queued or too long).
     """
     if versions is None:
-        versions = MethodVersion.objects.filter(is_current=True, method__active=True)
+        versions = MethodVersion.objects.to_run()
     # Versions imported from a snapshot are never run (their spec came from an archive, not a registration).
     versions = [v for v in versions if v.runnable]
     rows = Target.objects.all() if targets is None else Target.objects.filter(pk__in=[t.pk for t in targets])
@@ -230,8 +230,9 @@ def dispatch_predictions(*, window: int | None = None) -> int:
 
 
 def queue_predictions_on(*, target_ids: list[int], comparative_only: bool = False) -> int:
-    """Queue every current method of active methods (or only the comparative ones) on these targets."""
-    versions = MethodVersion.objects.filter(is_current=True, method__active=True)
+    """Queue every current version of active methods, and any version awaiting approval (or only the
+    comparative ones), on these targets."""
+    versions = MethodVersion.objects.to_run()
     if comparative_only:
         versions = versions.exclude(method__input_kind=Method.InputKind.SINGLE)
     return queue_predictions(versions=versions, targets=Target.objects.filter(pk__in=target_ids))

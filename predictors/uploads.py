@@ -5,6 +5,13 @@ are what CompaRNA computed, never what someone sent. Every upload is validated a
 anything is stored — format, sequence length, pair indices, the sequence a BPSEQ/CT file carries — and a
 rejected one changes nothing. A prediction that already has a final outcome is never replaced (predictions
 are immutable; a new method version is the way to change them).
+
+An upload its owner sends (the owners API and page, the blind API) for a target whose reference is public
+is *self-reported* (issue 26): anyone can read a reference from ``/api/targets/<id>/`` and upload it as a
+perfect prediction, so it is stored, scored and shown to its owner, marked, and never counted publicly
+(:func:`predictors.models.public_prediction_q`). Only a blind target before its week's release (its
+reference does not exist yet) takes owner uploads that count. The callback of a job CompaRNA sent (a
+one-job token) is the web service's answer, like a synchronous one, not an owner upload.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import json
 from django.db import transaction
 from django.utils import timezone
 
+from comparna import clock
 from comparna.models import Target
 from comparna.params import ascii_int
 from comparna.rna.canonical import structure_to_text
@@ -27,6 +35,8 @@ from predictors.models import Method, Prediction
 #: Formats an upload may use (``pairs`` is a JSON list ``[[i, j], ...]``, 1-based).
 UPLOAD_FORMATS = ("dot-bracket", "bpseq", "ct", "pairs-json", "pairs")
 MAX_UPLOAD_CHARS = 4 * 2**20
+#: The upload source of a web service answering a job CompaRNA sent (the one-job token), not self-reported.
+SERVICE_SOURCE = "callback"
 #: States in which a prediction still takes an upload.
 OPEN_STATES = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
 
@@ -102,8 +112,10 @@ def parse_upload(*, sequence: str, structure, fmt: str, probabilities=None) -> P
     return parsed
 
 
-def prediction_for_upload(*, method: Method, target: Target) -> Prediction:
-    """The current version's prediction of ``target`` (created when missing), checked to take an upload.
+def prediction_for_upload(*, method: Method, target: Target, approved_only: bool = False) -> Prediction:
+    """The prediction of ``target`` (created when missing) by the version its owner last saved (one awaiting
+    staff approval included; only the approved, current one with ``approved_only``: the blind track),
+    checked to take an upload.
 
     Raises
     ------
@@ -111,15 +123,16 @@ def prediction_for_upload(*, method: Method, target: Target) -> Prediction:
         The method takes no uploads, is inactive, the target is not one it runs on, or the prediction is
         final already (409).
     """
-    if method.kind != "web":
+    version = method.current_version if approved_only else method.working_version
+    kind = (version.spec.get("kind") or "command") if version is not None else "command"
+    if kind != "web":
         raise UploadRejected(
-            f"{method.name} is a {method.kind} method: CompaRNA runs it; only web-service methods take "
+            f"{method.name} is a {kind} method: CompaRNA runs it; only web-service methods take "
             "uploads",
             status=403,
         )
     if not method.active:
         raise UploadRejected(f"{method.name} is deactivated", status=409)
-    version = method.current_version
     spec = version.spec
     if (
         spec.get("comparative_input")
@@ -138,9 +151,21 @@ def prediction_for_upload(*, method: Method, target: Target) -> Prediction:
     return prediction
 
 
+def is_self_reported(*, target: Target, source: str) -> bool:
+    """Whether an upload from ``source`` for ``target`` now is self-reported: an owner's upload (not a web
+    service's callback) for a target that is not blind before its week's release (its reference is, or
+    will be, public when the upload can be checked against it)."""
+    if source == SERVICE_SOURCE:
+        return False
+    blind_now = Target.objects.filter(pk=target.pk, blind__week__release_at__gt=clock.now()).exists()
+    return not blind_now
+
+
 @transaction.atomic
 def store_upload(*, prediction: Prediction, parsed: ParsedPrediction, source: str) -> Prediction:
-    """Store an uploaded structure as the prediction's ``ok`` outcome and score it, in one transaction."""
+    """Store an uploaded structure as the prediction's ``ok`` outcome and score it, in one transaction;
+    an owner's upload for a target with a public reference is stored self-reported
+    (:func:`is_self_reported`)."""
     locked = Prediction.objects.select_for_update().select_related("target").get(pk=prediction.pk)
     if locked.status not in OPEN_STATES:
         raise UploadRejected(f"the prediction already has a final outcome ({locked.status})", status=409)
@@ -149,6 +174,7 @@ def store_upload(*, prediction: Prediction, parsed: ParsedPrediction, source: st
     locked.pairs = structure_to_text(parsed.structure)
     locked.probabilities = [list(p) for p in parsed.probabilities] if parsed.probabilities else None
     locked.uploaded = True
+    locked.self_reported = is_self_reported(target=locked.target, source=source)
     locked.runner = f"upload ({source})"[:64]
     locked.error = ""
     locked.started_at = locked.started_at or now

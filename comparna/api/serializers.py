@@ -163,7 +163,7 @@ class MethodVersionSerializer(serializers.ModelSerializer):
 
 
 class MethodSerializer(serializers.ModelSerializer):
-    versions = MethodVersionSerializer(many=True, read_only=True)
+    versions = serializers.SerializerMethodField()
 
     class Meta:
         model = Method
@@ -180,6 +180,16 @@ class MethodSerializer(serializers.ModelSerializer):
             "created_at",
             "versions",
         ]
+
+    @extend_schema_field(MethodVersionSerializer(many=True))
+    def get_versions(self, obj: Method) -> list[dict]:
+        """Every version; one awaiting staff approval (issue 26) only for the method's owner."""
+        request = self.context.get("request")
+        user = getattr(request, "user", None)
+        versions = list(obj.versions.all())
+        if obj.owner_id is None or obj.owner_id != getattr(user, "pk", None):
+            versions = [v for v in versions if not v.pending_review]
+        return MethodVersionSerializer(versions, many=True, context=self.context).data
 
 
 class PredictionSerializer(serializers.ModelSerializer):
@@ -207,6 +217,7 @@ class PredictionSerializer(serializers.ModelSerializer):
             "error",
             "queued_at",
             "finished_at",
+            "self_reported",
         ]
 
     @extend_schema_field(PAIRS_SCHEMA)
@@ -219,6 +230,12 @@ class ScoreSerializer(serializers.ModelSerializer):
     target = serializers.IntegerField(source="prediction.target_id", read_only=True)
     target_source_id = serializers.CharField(source="prediction.target.source_id", read_only=True)
     dataset = serializers.CharField(source="prediction.target.dataset.slug", read_only=True)
+    self_reported = serializers.BooleanField(
+        source="prediction.self_reported",
+        read_only=True,
+        help_text="Uploaded by the method's owner for a target with a public reference: only its owner "
+        "sees it; never ranked.",
+    )
 
     class Meta:
         model = Score
@@ -229,6 +246,7 @@ class ScoreSerializer(serializers.ModelSerializer):
             "target",
             "target_source_id",
             "dataset",
+            "self_reported",
             "definition",
             *STORED_FIELDS,
         ]

@@ -24,7 +24,7 @@ from comparna.api import serializers as s
 from comparna.blind.embargo import embargoed
 from comparna.models import Dataset, RankingSnapshot, Score, Subset, Target
 from comparna.params import ID_PATTERN, ascii_int
-from predictors.models import Method, MethodVersion, Prediction, visible_q
+from predictors.models import Method, MethodVersion, Prediction
 
 CACHE_PREFIX = "comparna:api:v1"
 
@@ -194,7 +194,7 @@ class PredictionViewSet(ReadOnly):
 
     def get_queryset(self):
         qs = (
-            Prediction.objects.filter(visible_q(self.request.user, "method_version__method__"))
+            Prediction.objects.visible_to(self.request.user)
             .select_related("method_version__method", "target__dataset")
             .exclude(embargoed())  # blind predictions: after their week's release only
             .order_by("pk")
@@ -239,7 +239,7 @@ class ScoreViewSet(ReadOnly):
 
     def get_queryset(self):
         qs = (
-            Score.objects.filter(visible_q(self.request.user, "prediction__method_version__method__"))
+            Score.objects.visible_to(self.request.user)
             .select_related("prediction__method_version__method", "prediction__target__dataset")
             .order_by("pk")
         )

@@ -162,7 +162,7 @@ class BlindSubmissionView(APIView):
                 fmt=d["format"],
                 probabilities=d.get("probabilities"),
             )
-            prediction = prediction_for_upload(method=method, target=blind.target)
+            prediction = prediction_for_upload(method=method, target=blind.target, approved_only=True)
             stored = store_upload(prediction=prediction, parsed=parsed, source="blind api")
         except UploadRejected as exc:
             return Response({"error": str(exc)}, status=exc.status)

@@ -68,8 +68,10 @@ def digest(content: dict) -> str:
 
 def _blind_predictions():
     return (
-        # owners' development methods are private: never frozen into a public commitment (i17)
-        Prediction.objects.filter(target__blind__isnull=False, method_version__method__visibility="public")
+        # owners' development methods are private: never frozen into a public commitment (i17); nor a
+        # version awaiting staff approval, nor a self-reported upload (after the release: issue 26)
+        Prediction.objects.public()
+        .filter(target__blind__isnull=False, method_version__pending_review=False)
         .exclude(status__in=OPEN_STATES)
         .select_related("method_version__method", "target__blind__week")
     )

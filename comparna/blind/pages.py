@@ -76,7 +76,8 @@ def week_context(week: BlindWeek, definition: str) -> dict:
     released = week.release_at <= now
     targets = list(week.targets.select_related("target").order_by("target__source_id"))
     predictions = list(
-        Prediction.objects.filter(target__blind__week=week, method_version__method__visibility="public")
+        Prediction.objects.public()
+        .filter(target__blind__week=week)
         .select_related("method_version__method")
         .order_by("method_version__method__name", "target_id", "pk")
     )

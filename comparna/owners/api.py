@@ -21,6 +21,7 @@ from comparna.models import Score, Target
 from comparna.owners import methods as svc
 from predictors.models import Method, Prediction
 from predictors.uploads import (
+    SERVICE_SOURCE,
     UPLOAD_FORMATS,
     UploadRejected,
     owned_by_reference,
@@ -58,11 +59,20 @@ class OwnedMethodSerializer(serializers.ModelSerializer):
         ]
 
     def get_version(self, m: Method) -> dict | None:
-        v = m.current_version
-        return {"id": v.pk, "version": v.version, "fingerprint": v.fingerprint, "spec": v.spec} if v else None
+        """The version the owner last saved; ``pending_review`` while staff have not approved it."""
+        v = m.working_version
+        if v is None:
+            return None
+        return {
+            "id": v.pk,
+            "version": v.version,
+            "fingerprint": v.fingerprint,
+            "spec": v.spec,
+            "pending_review": v.pending_review,
+        }
 
     def get_progress(self, m: Method) -> dict:
-        p = svc.progress(m.current_version)
+        p = svc.progress(m.working_version)
         return {
             "total": p["total"],
             "pending": p["pending"],
@@ -87,6 +97,7 @@ class OwnedPredictionSerializer(serializers.ModelSerializer):
             "status",
             "error",
             "uploaded",
+            "self_reported",
             "runtime_s",
             "queued_at",
             "started_at",
@@ -178,6 +189,7 @@ class OwnerMethodDetailView(APIView):
                 "targets": row["targets"],
                 "predictions": row["predictions"],
                 "ok": row["ok"],
+                "self_reported": row["self_reported"],
                 "pending": row["pending"],
                 "failed": row["failed"],
                 "scores": row["scores"],
@@ -204,7 +216,7 @@ class OwnerPredictionListView(APIView):
     def get(self, request, pk):
         method = _owned(request, pk)
         qs = (
-            Prediction.objects.filter(method_version=method.current_version)
+            Prediction.objects.filter(method_version=method.working_version)
             .select_related("target__dataset")
             .order_by("pk")
         )
@@ -230,7 +242,7 @@ class OwnerScoreListView(APIView):
     def get(self, request, pk):
         method = _owned(request, pk)
         qs = (
-            Score.objects.filter(prediction__method_version=method.current_version)
+            Score.objects.filter(prediction__method_version=method.working_version)
             .select_related("prediction__method_version__method", "prediction__target__dataset")
             .order_by("pk")
         )
@@ -294,4 +306,4 @@ class OwnerCallbackView(APIView):
         )
         if prediction is None or prediction.method_version.spec.get("kind") != "web":
             raise NotFound("no such job")
-        return _store(prediction, request.data, source="callback")
+        return _store(prediction, request.data, source=SERVICE_SOURCE)

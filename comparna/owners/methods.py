@@ -19,7 +19,8 @@ from comparna.owners.models import OwnerProfile
 from comparna.rna import statistics
 from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
-from predictors.models import Method, MethodVersion, Prediction
+from predictors.models import Method, MethodVersion, Prediction, public_prediction_q
+from predictors.publication import propose_version
 from predictors.services import queue_predictions, register_spec
 
 PENDING = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
@@ -47,8 +48,9 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
     """Register ``spec`` as the owner's new development method (``method`` None) or as a new version of
     their ``method``, and queue it on every target (static sets and the weekly PDB set).
 
-    A new version of a public method stays public: staff approved the method and its owner, and the
-    version history says what changed.
+    A version of a *public* method that changes what runs is only proposed (issue 26,
+    :func:`predictors.publication.propose_version`): it runs and its owner sees it, but the version staff
+    approved stays public and ranked until staff approve the new one (staff are asked by e-mail).
     """
     if not is_approved_owner(user):
         raise NotAllowed("your account is not approved yet")
@@ -57,7 +59,12 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
             raise NotAllowed(f"a method named {spec.name!r} exists already; choose another name")
     elif method.owner_id != user.pk or spec.name != method.name:
         raise NotAllowed("not your method")
-    version = register_spec(spec=spec, from_catalogue=False, active=True)
+    if method is not None and method.is_public:
+        version = propose_version(method=method, spec=spec)
+        if version.pending_review:
+            _ask_staff_to_review(method=method, version=version)
+    else:
+        version = register_spec(spec=spec, from_catalogue=False, active=True)
     m = version.method
     if method is None:
         m.owner = user
@@ -67,6 +74,27 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
     return version
 
 
+def _staff_addresses() -> list[str]:
+    return list(
+        get_user_model()
+        .objects.filter(is_staff=True, is_active=True)
+        .exclude(email="")
+        .values_list("email", flat=True)
+    )
+
+
+def _ask_staff_to_review(*, method: Method, version: MethodVersion) -> None:
+    """E-mail staff (after commit) that a public method's owner proposed a version that changes what runs."""
+    staff = _staff_addresses()
+    body = (
+        f"{method.owner} saved a new version of the public method {method.name} ({version.program} "
+        f"{version.version}, fingerprint {version.fingerprint[:12]}). It runs but stays private; the "
+        "approved version stays ranked until you approve the new one with the action 'Make public' at\n\n  "
+        f"{absolute(reverse('admin:predictors_method_changelist'))}?visibility__exact=public"
+    )
+    transaction.on_commit(lambda: _mail(staff, f"New version to review: {method.name}", body))
+
+
 def set_active(*, method: Method, active: bool) -> int:
     """Deactivate (nothing more is sent or run: workers leave its queued predictions queued; results stay)
     or reactivate (its queued predictions are sent again, missing ones queued); returns how many were
@@ -74,12 +102,13 @@ def set_active(*, method: Method, active: bool) -> int:
     with transaction.atomic():
         Method.objects.filter(pk=method.pk).update(active=active)
         method.active = active
-        if active and method.current_version is not None:
+        versions = list(MethodVersion.objects.to_run().filter(method=method)) if active else []
+        if versions:  # the current version and one awaiting approval
             # Those sent before the deactivation were left queued by the workers: send them again.
             Prediction.objects.filter(
-                method_version=method.current_version, status=Prediction.Status.QUEUED
+                method_version__in=versions, status=Prediction.Status.QUEUED
             ).update(dispatched_at=None)
-            return queue_predictions(versions=[method.current_version], targets=None)
+            return queue_predictions(versions=versions, targets=None)
     return 0
 
 
@@ -90,12 +119,7 @@ def request_publication(*, method: Method) -> None:
         return
     method.publication_requested_at = timezone.now()
     method.save(update_fields=["publication_requested_at"])
-    staff = list(
-        get_user_model()
-        .objects.filter(is_staff=True, is_active=True)
-        .exclude(email="")
-        .values_list("email", flat=True)
-    )
+    staff = _staff_addresses()
     body = (
         f"{method.owner} asks for {method.name} to be made public. Review it and use the action "
         f"'Make public' at\n\n  {absolute(reverse('admin:predictors_method_changelist'))}"
@@ -123,8 +147,9 @@ def progress(version: MethodVersion | None) -> dict:
 
 
 def dataset_summaries(method: Method) -> list[dict]:
-    """Per dataset: targets, predictions by outcome, and the mean scores of the current version."""
-    version = method.current_version
+    """Per dataset: targets, predictions by outcome, and the mean scores of the version the owner last
+    saved (:attr:`Method.working_version`; self-reported uploads included: this is the owner's view)."""
+    version = method.working_version
     out = []
     for ds in Dataset.objects.order_by("slug"):
         preds = Prediction.objects.filter(method_version=version, target__dataset=ds)
@@ -134,6 +159,7 @@ def dataset_summaries(method: Method) -> list[dict]:
             "targets": Target.objects.filter(dataset=ds).count(),
             "predictions": sum(by.values()),
             "ok": by.get("ok", 0),
+            "self_reported": preds.filter(self_reported=True).count(),
             "pending": sum(by.get(s, 0) for s in PENDING),
             "failed": sum(n for s, n in by.items() if s not in PENDING and s != "ok"),
             "scores": [],
@@ -151,7 +177,7 @@ def dataset_summaries(method: Method) -> list[dict]:
 
 
 def recent_outcomes(method: Method, *, limit: int = 50, status: str | None = None):
-    qs = Prediction.objects.filter(method_version__method=method, method_version__is_current=True)
+    qs = Prediction.objects.filter(method_version=method.working_version)
     if status:
         qs = qs.filter(status=status)
     return qs.select_related("target", "target__dataset").order_by("-finished_at", "-pk")[:limit]
@@ -183,12 +209,14 @@ def compare_with_public(
     *, method: Method, other: Method, subset: Subset, definition: str, seed: int
 ) -> OwnerComparison:
     """CompaRNA's pairwise test (Wilcoxon on 40 subsample MCCs, as in the rankings) and the paired
-    statistics of two methods' scores on the targets both have scored; ``other`` must be public."""
+    statistics of two methods' scores on the targets both have scored; ``other`` must be public (and only
+    its publicly counted scores are used: not its owner's self-reported uploads)."""
     if not other.is_public:
         raise NotAllowed("compare with a public method")
-    versions = {method.current_version.pk: 0, other.current_version.pk: 1}
+    versions = {method.working_version.pk: 0, other.current_version.pk: 1}
     rows = Score.objects.filter(
-        prediction__method_version_id__in=list(versions),
+        Q(prediction__method_version=method.working_version)
+        | (Q(prediction__method_version=other.current_version) & public_prediction_q("prediction__")),
         definition=definition,
         prediction__target__subsets=subset,
     ).values_list("prediction__method_version_id", "prediction__target__source_id", "mcc", *ENGINE_COUNTS)

@@ -116,7 +116,9 @@ class OwnerHomeView(LoginRequiredMixin, TemplateView):
         )
         rows = []
         for m in Method.objects.filter(owner=user).order_by("name"):
-            rows.append({"method": m, "progress": svc.progress(m.current_version), "kind": m.kind})
+            version = m.working_version
+            kind = (version.spec.get("kind") or "command") if version else m.kind
+            rows.append({"method": m, "progress": svc.progress(version), "kind": kind})
         ctx.update(
             profile=profile,
             rows=rows,
@@ -169,8 +171,8 @@ class OwnerMethodFormView(LoginRequiredMixin, View):
     def get(self, request, pk=None):
         method = self._method(request, pk)
         uploads = self._uploads(request)
-        if method is not None and method.current_version is not None:
-            spec = spec_from_version(method.current_version)
+        if method is not None and method.working_version is not None:
+            spec = spec_from_version(method.working_version)
             form = OwnerMethodForm(
                 initial=OwnerMethodForm.initial_from_spec(spec), uploads=uploads, fixed_name=method.name
             )
@@ -279,13 +281,15 @@ class OwnerMethodView(LoginRequiredMixin, TemplateView):
             method = svc.owned(self.request.user, kwargs["pk"])
         except Method.DoesNotExist:
             raise Http404("no such method of yours") from None
-        current = method.current_version
+        current = method.working_version  # the owner's latest, awaiting approval or not
         status = self.request.GET.get("status") or None
         if status not in {s.value for s in Prediction.Status}:
             status = None
         ctx.update(
             method=method,
             current=current,
+            approved=method.current_version,
+            pending=current is not None and current.pending_review,
             spec=current.spec if current else {},
             progress=svc.progress(current),
             eta=queue_eta(current) if current is not None else None,
@@ -344,7 +348,7 @@ class OwnerCompareView(LoginRequiredMixin, TemplateView):
             raise Http404("choose a public method and a subset")
         definitions = subset.definitions()
         definition = q.get("definition") if q.get("definition") in definitions else definitions[0]
-        if method.current_version is None or other.current_version is None:
+        if method.working_version is None or other.current_version is None:
             raise Http404("a method without a current version")
         comp = svc.compare_with_public(
             method=method, other=other, subset=subset, definition=definition, seed=settings.RANKING_SEED

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.services.rankings import build_counts_table, inputs_hash
-from predictors.models import Method, Prediction
+from predictors.models import Prediction
 
 WINDOW_MINUTES = 15
 UNFINISHED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
@@ -76,7 +76,7 @@ def prediction_progress(
     prediction finished in the window while some are unfinished).
     """
     now = now or timezone.now()
-    qs = Prediction.objects.filter(method_version__method__visibility=Method.Visibility.PUBLIC)
+    qs = Prediction.objects.public()
     if dataset is not None:
         qs = qs.filter(target__dataset=dataset)
     if subset is not None:
@@ -152,10 +152,8 @@ def prediction_progress(
 
 def unfinished_of_active(*, subset: Subset) -> int:
     """Queued, running or awaiting predictions of active public methods' current versions on ``subset``."""
-    return Prediction.objects.filter(
-        Q(method_version__is_current=True)
-        & Q(method_version__method__active=True)
-        & Q(method_version__method__visibility=Method.Visibility.PUBLIC),
+    return Prediction.objects.public().filter(
+        Q(method_version__is_current=True) & Q(method_version__method__active=True),
         target__subsets=subset,
         status__in=UNFINISHED,
     ).count()

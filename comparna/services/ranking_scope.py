@@ -25,7 +25,7 @@ import numpy as np
 from comparna.models import Subset
 from comparna.rna.metric_registry import POOLED, engine_counts, pooled_scores
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable
-from predictors.models import Method, Prediction
+from predictors.models import Prediction
 
 #: Recorded outcomes that leave a method without a structure by its own doing: an empty structure in the
 #: robustness ranking.
@@ -55,10 +55,9 @@ def empty_outcomes(*, subset: Subset, methods: tuple[str, ...], target_ids: list
         return mask
     m_ix = {name: i for i, name in enumerate(methods)}
     t_ix = {pk: k for k, pk in enumerate(target_ids)}
-    rows = Prediction.objects.filter(
+    rows = Prediction.objects.public().filter(
         method_version__is_current=True,
         method_version__method__active=True,
-        method_version__method__visibility=Method.Visibility.PUBLIC,
         method_version__method__name__in=list(methods),
         target__subsets=subset,
         status__in=EMPTY_OUTCOMES,

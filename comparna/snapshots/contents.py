@@ -16,9 +16,11 @@ from predictors.models import Prediction
 
 def current_predictions(dataset: Dataset):
     """Finished predictions of each public method's current version on ``dataset`` (what the rankings use;
-    owners' development methods never enter a snapshot)."""
-    return Prediction.objects.finished().filter(
-        target__dataset=dataset, method_version__is_current=True, method_version__method__visibility="public"
+    owners' development methods and self-reported uploads never enter a snapshot)."""
+    return (
+        Prediction.objects.finished()
+        .public()
+        .filter(target__dataset=dataset, method_version__is_current=True)
     )
 
 

@@ -64,7 +64,7 @@ def pair_csv_rows(
     if va is None or vb is None:
         return
     scores: dict[tuple[int, str], dict[int, tuple]] = {}
-    rows = Score.objects.filter(
+    rows = Score.objects.public().filter(
         prediction__method_version__in=[va, vb],
         prediction__target__dataset=dataset,
         definition__in=definitions,

@@ -14,6 +14,7 @@ from comparna.services.pages.methods import (
     method_rank_history,
     method_rankings,
     prediction_counts,
+    prediction_origins,
 )
 from predictors.models import Method
 from predictors.training_data import training_section
@@ -42,7 +43,7 @@ class MethodDetailView(TemplateView):
         current = method.current_version
         ctx.update(
             method=method,
-            versions=list(method.versions.all()),
+            versions=list(method.versions.filter(pending_review=False)),  # one awaiting approval is private
             current=current,
             argv=(current.spec or {}).get("argv") if current else None,
             spec=current.spec if current else {},
@@ -53,6 +54,7 @@ class MethodDetailView(TemplateView):
             failure_counts=failure_counts,
             rankings=method_rankings(method),
             prediction_counts=prediction_counts(method),
+            origins=prediction_origins(method),
             training=training_section(method, self.request.user),
         )
         return ctx

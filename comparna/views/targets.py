@@ -11,7 +11,7 @@ from comparna.blind.embargo import embargo_of
 from comparna.models import Dataset, Target
 from comparna.services.pages.target_browser import browse, facets, parse_query, sort_links
 from comparna.services.pages.targets import prediction_drawing, target_context
-from predictors.models import Method, Prediction
+from predictors.models import Prediction
 
 
 class TargetBrowserView(ListView):
@@ -74,9 +74,9 @@ class TargetPredictionDrawingView(View):
     def get(self, request, pk: int, prediction: int):
         target = get_object_or_404(Target.objects.prefetch_related("references"), pk=pk)
         found = get_object_or_404(
-            target.predictions.select_related("method_version__method").filter(
-                status=Prediction.Status.OK, method_version__method__visibility=Method.Visibility.PUBLIC
-            ),
+            target.predictions.public()
+            .select_related("method_version__method")
+            .filter(status=Prediction.Status.OK),
             pk=prediction,
         )
         blind = embargo_of(target)

@@ -66,7 +66,8 @@ def method_pr_curve(method: Method) -> dict | None:
     if version is None:
         return None
     preds = list(
-        version.predictions.filter(status=Prediction.Status.OK, probabilities__isnull=False)
+        version.predictions.public()
+        .filter(status=Prediction.Status.OK, probabilities__isnull=False)
         .select_related("target__dataset")
         .prefetch_related("target__references", "scores")
     )
@@ -111,8 +112,11 @@ def method_pr_curve(method: Method) -> dict | None:
 
 
 def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Prediction], dict[str, int]]:
-    """The method's failed runs (all versions), newest first, and their counts by state."""
-    qs = Prediction.objects.filter(method_version__method=method, status__in=FAILED_STATES)
+    """The method's failed runs (all versions but one awaiting staff approval), newest first, and their
+    counts by state."""
+    qs = Prediction.objects.public().filter(
+        method_version__method=method, method_version__pending_review=False, status__in=FAILED_STATES
+    )
     counts = dict(qs.values_list("status").annotate(n=Count("id")).order_by())
     rows = list(qs.select_related("target", "method_version").order_by("-finished_at", "-pk")[:limit])
     return rows, counts
@@ -154,19 +158,58 @@ PREDICTION_STATES = tuple(Prediction.Status)
 
 
 def method_predictions(method: Method, *, status: str = ""):
-    """The current version's predictions (all states, or one), by target, with their scores prefetched."""
+    """The current version's public predictions (all states, or one), by target, with their scores
+    prefetched (self-reported uploads are not among them)."""
     version = method.current_version
     if version is None:
         return Prediction.objects.none()
-    qs = version.predictions.select_related("target__dataset").prefetch_related("scores")
+    qs = version.predictions.public().select_related("target__dataset").prefetch_related("scores")
     if status:
         qs = qs.filter(status=status)
     return qs.order_by("target__dataset__name", "target__source_id")
 
 
 def prediction_counts(method: Method) -> dict[str, int]:
-    """Predictions of the current version by state (the filter's counts)."""
+    """Public predictions of the current version by state (the filter's counts)."""
     version = method.current_version
     if version is None:
         return {}
-    return dict(version.predictions.values_list("status").annotate(n=Count("id")).order_by())
+    return dict(version.predictions.public().values_list("status").annotate(n=Count("id")).order_by())
+
+
+#: Where a finished structure came from, as the method page says it (issue 26).
+ORIGINS = {
+    "computed": "run by CompaRNA",
+    "service": "answered by the method's web service to a job CompaRNA sent",
+    "blind": "uploaded by its owner before the target's reference existed (blind)",
+    "self_reported": "uploaded by its owner for a target whose reference was public: self-reported, "
+    "not shown, not ranked",
+}
+
+
+def prediction_origins(method: Method) -> list[dict]:
+    """How many of the current version's successful predictions were computed by CompaRNA, answered by the
+    method's web service, uploaded blind, or self-reported (counted here, never shown or ranked)."""
+    version = method.current_version
+    if version is None:
+        return []
+    counts = dict.fromkeys(ORIGINS, 0)
+    rows = (
+        version.predictions.filter(status=Prediction.Status.OK)
+        .values_list("uploaded", "self_reported", "runner")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for uploaded, self_reported, runner, n in rows:
+        counts[origin_of(uploaded=uploaded, self_reported=self_reported, runner=runner,
+                         kind=version.spec.get("kind") or "command")] += n
+    return [{"origin": k, "label": ORIGINS[k], "n": n} for k, n in counts.items() if n]
+
+
+def origin_of(*, uploaded: bool, self_reported: bool, runner: str, kind: str) -> str:
+    """The :data:`ORIGINS` key of one prediction."""
+    if self_reported:
+        return "self_reported"
+    if uploaded and runner != "upload (callback)":
+        return "blind"
+    return "service" if kind == "web" else "computed"

@@ -31,10 +31,10 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
     active = Method.objects.public().filter(active=True).order_by("name").values_list("name", "pk")
     statuses: dict[str, dict[str, int]] = {}
     for name, status, n in (
-        Prediction.objects.filter(
+        Prediction.objects.public()
+        .filter(
             method_version__is_current=True,
             method_version__method__active=True,
-            method_version__method__visibility=Method.Visibility.PUBLIC,
             target__subsets=snapshot.subset,
         )
         .values_list("method_version__method__name", "status")

@@ -14,7 +14,6 @@ from django.db.models import Q
 from comparna.models import RankingSnapshot, Score
 from comparna.services.pages.common import TargetScore, target_scores
 from comparna.services.ranking_scope import scored_targets
-from predictors.models import Method
 
 
 def snapshot_scores(snapshot: RankingSnapshot, methods: Iterable[str]) -> list[TargetScore] | None:
@@ -30,11 +29,8 @@ def snapshot_scores(snapshot: RankingSnapshot, methods: Iterable[str]) -> list[T
             prediction__method_version__method__name=name,
             prediction__method_version__fingerprint=fingerprints[name],
         )
-    qs = Score.objects.filter(
-        wanted,
-        definition=snapshot.definition,
-        prediction__target__subsets=snapshot.subset,
-        prediction__method_version__method__visibility=Method.Visibility.PUBLIC,
+    qs = Score.objects.public().filter(
+        wanted, definition=snapshot.definition, prediction__target__subsets=snapshot.subset
     )
     kept = {name: scored_targets(report, name) or set() for name in names}
     return [s for s in target_scores(qs) if s.source_id in kept[s.method]]

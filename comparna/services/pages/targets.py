@@ -10,7 +10,7 @@ from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_dot_bracket
 from comparna.rna.structure import StructureFormatError
 from comparna.services.pages.figures import Arc, arc_diagram_svg, standalone_svg
-from predictors.models import Method, Prediction
+from predictors.models import Prediction
 
 
 def dot_bracket_or_none(length: int, pairs_text: str) -> str | None:
@@ -71,7 +71,7 @@ def target_context(target: Target) -> dict:
     main_def = main_definition(refs)
     predictions = []
     for p in (
-        target.predictions.filter(method_version__method__visibility=Method.Visibility.PUBLIC)
+        target.predictions.public()
         .select_related("method_version__method")
         .prefetch_related("scores")
         .order_by("method_version__method__name", "-method_version__created_at")

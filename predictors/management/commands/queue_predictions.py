@@ -18,7 +18,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-length", type=int, help="Only targets up to this length.")
 
     def handle(self, *args, method=None, dataset=None, max_length=None, **options):
-        versions = MethodVersion.objects.filter(is_current=True, method__active=True)
+        versions = MethodVersion.objects.to_run()
         if method:
             versions = versions.filter(method__name__in=method)
         targets = Target.objects.all()
