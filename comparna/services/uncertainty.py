@@ -1,7 +1,8 @@
 """Cluster labels of targets and group-sequential verdicts over ranking snapshots (issue 14).
 
-- :func:`cluster_labels`: the unit the clustered statistics resample (:mod:`comparna.rna.clustered`) — the
-  target's Rfam family under its latest assignment (``Rfam:RF00005``), else its sequence cluster from the
+- :func:`cluster_labels`: the unit the clustered statistics resample and the target-level verdicts flip
+  (:mod:`comparna.rna.clustered`) — the family the dataset declares for the target, else its Rfam family
+  under its latest assignment (a canonical label or ``Rfam:RF00005``), else its sequence cluster from the
   redundancy step (``seq:<source id>``). The redundancy step keeps one target per cluster of ≥ 90 %
   identity (CD-HIT-EST; RNA STRAND: the kept entry, its removed members in ``provenance.redundant_members``;
   PDB: novelty against the reference set and among the new chains), so a target without a family is the
@@ -22,19 +23,58 @@ from comparna.rna.sequential import sequential_verdict
 
 
 def cluster_labels(targets: Iterable[tuple[int, str]]) -> dict[int, str]:
-    """``{target pk: label}`` for ``(pk, source_id)`` pairs (one query)."""
+    """``{target pk: label}`` for ``(pk, source_id)`` pairs (two queries), the unit of every clustered figure.
+
+    In this order (SCIENCE.md §6, issue 27): the family the dataset declares for the target
+    (``Target.family`` with ``family_source == "dataset"``: 42 SRP targets of one dataset are one cluster,
+    whether or not cmscan has reached them), else its latest Rfam assignment (labelled as
+    :func:`comparna.rna.families.family_of_rfam` labels it, so a declared "tRNA" and an Rfam tRNA are one
+    cluster), else the target alone (``seq:<source id>``: its own sequence cluster, see the module
+    docstring).
+    """
+    from comparna.models import Target
+    from comparna.rna.families import family_of_rfam
     from ingest.models import FamilyAssignment  # the families live in the ingest app
 
     targets = list(targets)
-    latest: dict[int, str] = {}
+    ids = [pk for pk, _ in targets]
+    declared: dict[int, str] = {}
+    rfam_label: dict[int, str] = {}
+    for pk, label, source in Target.objects.filter(pk__in=ids).exclude(family="").values_list(
+        "pk", "family", "family_source"
+    ):
+        (declared if source == "dataset" else rfam_label)[pk] = label
+    latest: dict[int, tuple[str, str]] = {}
     rows = (
-        FamilyAssignment.objects.filter(target_id__in=[pk for pk, _ in targets])
+        FamilyAssignment.objects.filter(target_id__in=ids)
         .order_by("target_id", "-assigned_at", "-pk")
-        .values_list("target_id", "accession")
+        .values_list("target_id", "accession", "family_id")
     )
-    for target_id, accession in rows:
-        latest.setdefault(target_id, accession)
-    return {pk: f"Rfam:{latest[pk]}" if latest.get(pk) else f"seq:{source_id}" for pk, source_id in targets}
+    for target_id, accession, family_id in rows:
+        latest.setdefault(target_id, (accession, family_id))
+    out = {}
+    for pk, source_id in targets:
+        if pk in declared:
+            out[pk] = declared[pk]
+        elif pk in latest:
+            accession, family_id = latest[pk]
+            out[pk] = family_of_rfam(accession, family_id) if accession else f"seq:{source_id}"
+        else:
+            out[pk] = rfam_label.get(pk) or f"seq:{source_id}"
+    return out
+
+
+def cluster_summary(labels: Iterable[str]) -> dict:
+    """``{"clusters", "families", "unassigned"}`` of per-target labels: every cluster, those that are a
+    family (declared or Rfam) and the targets that are their own cluster because nothing is known."""
+    labels = list(labels)
+    unassigned = sum(1 for x in labels if x.startswith("seq:"))
+    distinct = set(labels)
+    return {
+        "clusters": len(distinct),
+        "families": len([x for x in distinct if not x.startswith("seq:")]),
+        "unassigned": unassigned,
+    }
 
 
 def is_sequential(dataset: Dataset) -> bool:

@@ -50,7 +50,10 @@ def mcc(tp, fn, fp, eps, tn) -> float:
 
 @pytest.fixture
 def world():
-    """20 targets. Alpha copies the reference on even targets, failed on 16, too long on 17, queued on 18-19;
+    """20 targets. Alpha copies the reference on its 16 scored targets (before issue 27: on the even ones
+    only; 8 perfect and 8 random targets against Beta's random ones were a win only under the CompaRNA 2013
+    protocol: at the target level that is p = 0.01 on 16 targets, an under-powered "?"), failed on 16, too
+    long on 17, queued on 18-19;
     Beta predicts at random everywhere; Gamma scores only 6 targets and times out on the rest (only "?");
     Delta is active with every prediction queued. Finished predictions finished 1-10 minutes ago."""
     cache.clear()
@@ -77,8 +80,7 @@ def world():
         ref = t.references.get().pairs
         if n < 16:
             p = make_prediction(versions["Alpha"], t, random_db(rng, 40))
-            if n % 2 == 0:
-                p.pairs = ref
+            p.pairs = ref
             finish(p)
             score_prediction(prediction=p)
         else:

@@ -65,6 +65,12 @@ def test_snapshot_matches_engine_on_independently_built_table(scored_subset):
         assert got[row["method"]]["mcc"] == pytest.approx(row["mcc"])
     assert snapshot.report["verdicts"] == expected["verdicts"]
     assert snapshot.report["verdicts"]["Gamma"]["Alpha"] == "?"
+    # the headline is the target-level verdict (no family declared or assigned: one target, one cluster);
+    # the CompaRNA 2013 protocol is stored beside it, labelled, for the paper's tables
+    assert snapshot.report["protocol"] == "target" and snapshot.report["clusters"] == 14
+    assert snapshot.report["protocol_2013"]["label"] == "CompaRNA 2013 protocol"
+    assert snapshot.report["protocol_2013"]["verdicts"] == expected["protocol_2013"]["verdicts"]
+    assert snapshot.inputs["verdict_protocol"] == "target-level-1"
     # Robustness covers all 14 targets, Gamma's missing six as empty structures.
     robust = {r["method"]: r for r in snapshot.report["robustness"]}
     assert robust["Gamma"]["targets"] == 8
@@ -100,7 +106,16 @@ def test_rank_command_database_mode(scored_subset):
     [row] = json.loads(out.getvalue())
     assert row["new"] and row["subset"] == "all"
     snap = RankingSnapshot.objects.get(pk=row["snapshot"])
-    assert row["verdicts"] == snap.report["verdicts"]
+    assert row["verdicts"] == snap.report["verdicts"] and row["protocol"] == "target"
+    out = StringIO()
+    call_command("rank", "--dataset", "testset", "--protocol", "2013", "--json", stdout=out)
+    assert json.loads(out.getvalue())[0]["verdicts"] == snap.report["protocol_2013"]["verdicts"]
+    out = StringIO()
+    args = ("--dataset", "testset", "--subset", "all", "--compare-protocols", "--json")
+    call_command("rank", *args, stdout=out)
+    top = json.loads(out.getvalue())[0]["top"]
+    assert top[0]["target"]["method"] == snap.report["methods"][0]["method"]
+    assert top[0]["protocol_2013"]["method"] == snap.report["protocol_2013"]["methods"][0]["method"]
     out = StringIO()
     call_command("rank", "--dataset", "testset", "--seed", "11", "--json", stdout=out)
     assert not json.loads(out.getvalue())[0]["new"]

@@ -60,7 +60,9 @@ def test_cluster_labels_use_the_latest_family_else_the_sequence_cluster():
     family(targets[0], "", version="v2")  # re-assigned under a newer Rfam: no family any more
     labels = cluster_labels((t.pk, t.source_id) for t in targets)
     assert labels[targets[0].pk] == f"seq:{targets[0].source_id}"
-    assert labels[targets[1].pk] == "Rfam:RF00001"
+    # RF00001 is 5S rRNA: labelled as the canonical family, the same cluster as a declared "5S rRNA"
+    assert labels[targets[1].pk] == "5S rRNA"
+    assert labels[targets[2].pk] == "Rfam:RF00002"
     assert labels[targets[27].pk] == f"seq:{targets[27].source_id}"
 
 
@@ -101,3 +103,34 @@ def test_snapshot_pages_and_api_show_clustered_figures_beside_the_verdict(client
     assert 'id="equivalence-verdict">practically different<' in page
     assert 'id="clustered-t"' in page and "(7 df)" in page  # 8 clusters - 1
     assert 'id="sequential"' not in page and "Families / clusters as units (8)" in page
+
+
+def test_declared_families_are_the_clusters_without_any_rfam_assignment():
+    """Issue 27: 42 SRP, 24 5S and 6 tRNA targets declared by their dataset are 3 clusters, not 72."""
+    rng = random.Random(4)
+    dataset = make_dataset("declared")
+    alpha, beta = (make_method_version(n) for n in ("Alpha", "Beta"))
+    targets = []
+    for family_label, count in (("SRP RNA", 42), ("5S rRNA", 24), ("tRNA", 6)):
+        for _ in range(count):
+            L = rng.randint(30, 50)
+            ref = random_nested(rng, L)
+            target = make_target("".join(rng.choice("ACGU") for _ in range(L)), write_dot_bracket(ref),
+                                 dataset=dataset)
+            target.family, target.family_source = family_label, "dataset"
+            target.save(update_fields=["family", "family_source"])
+            targets.append(target)
+            for version in (alpha, beta):
+                predicted = write_dot_bracket(perturb(rng, ref, allow_multiplets=False))
+                score_prediction(prediction=make_prediction(version, target, predicted))
+    # one target also has an Rfam assignment: the dataset's own family still decides
+    family(targets[0], "RF00005")
+    assert not FamilyAssignment.objects.exclude(target=targets[0]).filter(target__dataset=dataset).exists()
+    labels = cluster_labels((t.pk, t.source_id) for t in targets)
+    assert set(labels.values()) == {"SRP RNA", "5S rRNA", "tRNA"}
+    snap, _ = rank_subset(subset=Subset.objects.get(dataset=dataset, slug="all"), definition="extended")
+    assert snap.report["clusters"] == 3
+    assert snap.report["pair_clusters"]["Alpha"]["Beta"] == 3
+    assert snap.report["pair_statistics"]["clusters"] == 3
+    # three families are three signs: no verdict at p < 0.001 can come out of them, whatever the 72 targets
+    assert snap.report["verdicts"]["Alpha"]["Beta"] in ("=", "?")
