@@ -157,7 +157,8 @@ class MethodVersionSerializer(serializers.ModelSerializer):
         # A web service's address is its owner's business (the fingerprint still tells versions apart).
         request = self.context.get("request")
         user = getattr(request, "user", None)
-        if (data.get("spec") or {}).get("endpoint") and instance.method.owner_id != getattr(user, "pk", None):
+        mine = getattr(user, "is_authenticated", False) and instance.method.owner_id == user.pk
+        if (data.get("spec") or {}).get("endpoint") and not mine:  # anonymous pk None == no owner: hidden
             data["spec"] = {**data["spec"], "endpoint": "(private)"}
         return data
 

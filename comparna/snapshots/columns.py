@@ -12,6 +12,7 @@ import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from comparna.rna.metric_registry import COUNT_FIELDS, METRICS
 
@@ -127,7 +128,45 @@ METHOD = tuple(
         "name", "description", "citation", "url", "input_kind", "pseudoknots", "active", "from_catalogue"
     )
 )
-METHOD_VERSION = tuple(Column(n, n) for n in ("version", "program", "spec", "fingerprint"))
+def endpoint_origin(url: str) -> str:
+    """A web service's address as an archive carries it: scheme, host and port only.
+
+    The path, query string (an ``api_key=...``), user info and fragment may hold the owner's secrets; the
+    API shows the endpoint only to its owner, and an archive is public (issue 26).
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:  # an unparsable port: drop it rather than copy it
+        port = ""
+    return f"{parts.scheme or 'https'}://{host}{port}/"
+
+
+#: Fields of a spec reduced before it enters an archive (name -> how); ``SPEC_REDACTED`` in a method record
+#: lists the ones reduced, whose fingerprint the importer then cannot recompute.
+SPEC_REDACTIONS: dict[str, Callable[[str], str]] = {"endpoint": endpoint_origin}
+SPEC_REDACTED = "spec_redacted"
+
+
+def public_spec(spec: dict) -> dict:
+    """``spec`` without its secrets (:data:`SPEC_REDACTIONS`; unchanged when it has none)."""
+    return {k: (SPEC_REDACTIONS[k](v) if k in SPEC_REDACTIONS and v else v) for k, v in spec.items()}
+
+
+def redacted_fields(spec: dict) -> list[str]:
+    """The fields :func:`public_spec` changes in ``spec``."""
+    return [k for k, v in spec.items() if k in SPEC_REDACTIONS and v and SPEC_REDACTIONS[k](v) != v]
+
+
+METHOD_VERSION = (
+    Column("version", "version"),
+    Column("program", "program"),
+    Column("spec", "spec", public_spec),
+    Column("fingerprint", "fingerprint"),
+)
 
 #: ``predictions/predictions.csv`` (derived: method, fingerprint, target and the dot-bracket).
 PREDICTION = (

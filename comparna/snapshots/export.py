@@ -264,10 +264,13 @@ def _write_references(writer: SnapshotWriter, ex: _Export, counter: ProgressCoun
 
 def _write_methods(writer: SnapshotWriter, ex: _Export) -> None:
     versions = sorted(ex.versions.values(), key=lambda v: v.method.name)
-    rows = [
-        {**{c.name: c.cell(v.method) for c in C.METHOD}, **{c.name: c.cell(v) for c in C.METHOD_VERSION}}
-        for v in versions
-    ]
+    rows = []
+    for v in versions:
+        row = {c.name: c.cell(v.method) for c in C.METHOD}
+        row.update({c.name: c.cell(v) for c in C.METHOD_VERSION})
+        if redacted := C.redacted_fields(v.spec or {}):  # secrets never leave: the importer is told why
+            row[C.SPEC_REDACTED] = redacted
+        rows.append(row)
     writer.add_text("predictions/methods.json", json.dumps(rows, indent=1, sort_keys=True) + "\n")
 
 
