@@ -1,6 +1,7 @@
 """Annotation: seconds per PDB entry for download + chain extraction + base-pair annotation.
 
-The shared mmCIF entries (``../shared/data/mmcif``) are served gzipped by the loopback RCSB of
+The real mmCIF entries shipped with the repository (``tests/data/mmcif.tar.gz``, unpacked into a temporary
+folder; ``--data DIR`` reads another folder of the same file names) are served gzipped by the loopback RCSB of
 ``tests/support/local_rcsb.py``. Per entry, the fastest of ``--repeat`` runs counts:
 
 - system:   :func:`ingest.pdb.pipeline.fetch_and_annotate` (verified atomic download, gemmi extraction of
@@ -29,10 +30,10 @@ import requests
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import Bench, best_of  # noqa: E402
-from bench.workloads import SHARED_DATA  # noqa: E402
 from ingest.pdb import pipeline  # noqa: E402
 from ingest.pdb.rcsb import RcsbClient  # noqa: E402
-from tests.support.local_rcsb import LocalRcsb, shared_entries  # noqa: E402
+from tests.support.fixture_data import extract_mmcif  # noqa: E402
+from tests.support.local_rcsb import LocalRcsb, fixture_entries  # noqa: E402
 
 ANNOTATOR = Path(sys.executable).parent / "annotator"
 
@@ -46,7 +47,8 @@ def fetch(url: str) -> bytes:
 def main(argv: list[str] | None = None) -> int:
     bench = Bench("annotation", __doc__, smoke={"entries": 3, "repeat": 1, "baseline_entries": 1})
     p = bench.parser
-    p.add_argument("--data", type=Path, default=SHARED_DATA / "mmcif", help="shared mmCIF folder")
+    p.add_argument("--data", type=Path, default=None,
+                   help="folder of the mmCIF files (default: the shipped tests/data/mmcif.tar.gz, unpacked)")
     p.add_argument("--entries", type=int, default=0, help="only the first N entries (default: all)")
     p.add_argument("--repeat", type=int, default=3, help="runs per entry; the fastest counts (3)")
     p.add_argument("--baseline-entries", type=int, default=0,
@@ -54,8 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     args = bench.parse(argv)
     if args.entries < 0 or args.repeat < 1 or args.baseline_entries < 0:
         p.error("--entries and --baseline-entries must be >= 0, --repeat >= 1")
-    if not args.data.is_dir():
-        p.error(f"no mmCIF folder at {args.data} (set COMPARNA_SHARED_DATA)")
+    if args.data is not None and not args.data.is_dir():
+        p.error(f"no mmCIF folder at {args.data}")
 
     with bench.measuring(), tempfile.TemporaryDirectory(prefix="comparna-bench-annot-") as tmp:
         start = time.perf_counter()
@@ -63,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         from rnapolis import annotator, parser
 
         bench.details["rnapolis_import_s"] = time.perf_counter() - start
-        entries = shared_entries(args.data)
+        data = args.data if args.data is not None else extract_mmcif(Path(tmp) / "fixtures")
+        entries = fixture_entries(data)
         if args.entries:
             entries = entries[: args.entries]
         n_base = len(entries) if not args.baseline_entries else min(args.baseline_entries, len(entries))

@@ -30,7 +30,6 @@ from pathlib import Path
 
 from bench.harness import REPO
 
-SHARED_DATA = Path(os.environ.get("COMPARNA_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
 #: The archive shipped in data/ (what ``make run`` imports), or COMPARNA_RNASTRAND as in the settings.
 STRAND_ARCHIVE = Path(os.environ.get("COMPARNA_RNASTRAND", REPO / "data" / "rna_strand_v2.0_bpseq.tar.gz"))
 

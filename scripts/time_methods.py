@@ -29,9 +29,7 @@ from predictors.catalogue import CATALOGUE  # noqa: E402
 from predictors.core.runners import SandboxRunner, run_prediction  # noqa: E402
 from tests.support.strand_sequences import pick_by_length, strand_sequences  # noqa: E402
 
-ARCHIVE = Path(os.environ.get("COMPARNA_SHARED_DATA", REPO.parent / "shared" / "data")) / (
-    "rna_strand_v2.0_bpseq.tar.gz"
-)
+ARCHIVE = Path(os.environ.get("COMPARNA_RNASTRAND", REPO / "data" / "rna_strand_v2.0_bpseq.tar.gz"))
 
 
 def main() -> None:

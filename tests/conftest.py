@@ -1,25 +1,25 @@
-"""Shared fixtures: the real data is read in place, never copied.
+"""Fixtures used across the suite: real data, all of it in the repository.
 
-The RNA STRAND archive is the one shipped in ``data/`` (what ``make run`` imports); the other real files
-(mmCIF entries, ArchiveII, ...) are read from ``../shared/data``.
+RNA STRAND and ArchiveII are read in place from ``data/`` (what ``make run`` imports); the mmCIF entries and
+their annotations by other tools ship as ``tests/data/mmcif.tar.gz`` and are unpacked once per session
+(``tests/support/fixture_data.py``). Nothing is read from outside the clone.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from tests.support.fixture_data import DATA, extract_mmcif
+
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("COMPARNA_SHARED_DATA", REPO.parent / "shared" / "data")).resolve()
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.fail(f"shared data not found at {SHARED_DATA}; set COMPARNA_SHARED_DATA")
-    return SHARED_DATA
+def repo_data() -> Path:
+    """The repository's ``data/`` folder (RNA STRAND, ArchiveII)."""
+    return DATA
 
 
 @pytest.fixture(scope="session")
@@ -28,8 +28,9 @@ def rnastrand_archive() -> Path:
 
 
 @pytest.fixture(scope="session")
-def mmcif_dir(shared_data: Path) -> Path:
-    return shared_data / "mmcif"
+def mmcif_dir(tmp_path_factory) -> Path:
+    """The real mmCIF entries and reference annotations, unpacked from ``tests/data/mmcif.tar.gz``."""
+    return extract_mmcif(tmp_path_factory.mktemp("fixtures"))
 
 
 @pytest.fixture(scope="session")

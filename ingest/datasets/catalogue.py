@@ -1,7 +1,7 @@
 """The declared benchmark sets: RNA STRAND v2.0 and ArchiveII (``manage.py import_dataset NAME``).
 
-Source files ship with the project under ``data/`` (``data/README.md``: source, licence, sha256). On a
-development machine that does not have them yet, ``../shared/data`` (the same files) is used instead.
+Source files ship with the project under ``data/`` (``data/README.md``: source, licence, sha256);
+``COMPARNA_DATASETS_DIR`` names another folder to look in first.
 """
 
 from __future__ import annotations
@@ -117,10 +117,10 @@ def get_declaration(name: str) -> DatasetDeclaration:
 
 
 def data_dirs() -> list[Path]:
-    """Where declared sources are looked for: ``COMPARNA_DATASETS_DIR`` if set, the project's ``data/``,
-    then ``../shared/data`` beside the checkout (development machines)."""
+    """Where declared sources are looked for: ``COMPARNA_DATASETS_DIR`` if set, then the project's ``data/``
+    (nothing outside the checkout: a clone has only what it ships)."""
     root = Path(__file__).resolve().parents[2]
-    dirs = [root / "data", root.parent / "shared" / "data"]
+    dirs = [root / "data"]
     if os.environ.get("COMPARNA_DATASETS_DIR"):
         dirs.insert(0, Path(os.environ["COMPARNA_DATASETS_DIR"]))
     return dirs

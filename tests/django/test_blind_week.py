@@ -29,7 +29,7 @@ from ingest.pdb import prerelease as pr
 from ingest.services.pdb import poll_pdb, rcsb_client
 from predictors.models import Prediction
 from tests.factories import make_method_version
-from tests.support.local_rcsb import SHARED_FILES, LocalEntry, LocalRcsb
+from tests.support.local_rcsb import FIXTURE_FILES, LocalEntry, LocalRcsb
 from tests.support.local_wwpdb import SAMPLES, LocalWwpdb
 
 pytestmark = pytest.mark.django_db
@@ -57,14 +57,12 @@ def week_files(rows: list[tuple[str, str, str]]) -> tuple[str, str]:
     return "\n".join(plain) + "\n", "\n".join(canonical) + "\n"
 
 
-def observed(name: str, chain: str) -> str:
-    """A real RNA not in the sample files: a shared file's chain as observed (those files have no
+def observed(mmcif_dir, name: str, chain: str) -> str:
+    """A real RNA not in the sample files: a fixture file's chain as observed (those files have no
     _entity_poly)."""
     import gemmi
 
-    from tests.conftest import SHARED_DATA
-
-    st = gemmi.read_structure(str(SHARED_DATA / "mmcif" / name))
+    st = gemmi.read_structure(str(mmcif_dir / name))
     st.setup_entities()
     return gemmi.one_letter_code([r.name for r in st[0][chain].get_polymer()]).upper()
 
@@ -85,7 +83,7 @@ def servers(mmcif_dir, settings, tmp_path):
     now = [SAT - dt.timedelta(hours=1)]
 
     def entry(pdb_id, release_day, name):
-        return LocalEntry(pdb_id, release_day, mmcif_dir / SHARED_FILES[name])
+        return LocalEntry(pdb_id, release_day, mmcif_dir / FIXTURE_FILES[name])
 
     entries = [
         entry("1EHZ", dt.date(2023, 12, 6), "1EHZ"),  # backfill: the novelty reference set
@@ -161,13 +159,13 @@ def test_saturday_files_late_partial_then_imported_once(servers):
     assert week.runs.count() == 3 and week.targets.count() == 3
 
 
-def test_full_week_commit_verify_release_scores_and_rankings(servers, capsys):
+def test_full_week_commit_verify_release_scores_and_rankings(servers, capsys, mmcif_dir):
     now, rcsb, wwpdb = servers
     plain, canonical = week_files(ROWS)
     # two more real RNAs, announced but never released: 6G90's chain up to its unknown residues (withdrawn),
     # 1A4D's chain A (held)
-    withdrawn = observed("6g90_1.cif", "1").split("N")[0]
-    for pdb_id, sequence in (("9WDR", withdrawn), ("9HLD", observed("1A4D_1_A-B.cif", "A"))):
+    withdrawn = observed(mmcif_dir, "6g90_1.cif", "1").split("N")[0]
+    for pdb_id, sequence in (("9WDR", withdrawn), ("9HLD", observed(mmcif_dir, "1A4D_1_A-B.cif", "A"))):
         plain += f"{pdb_id}\t1\t{sequence}\n"
         canonical += f"{pdb_id}\t1\t{sequence}\n"
     wwpdb.publish(pr.SEQUENCE_FILE, plain, at=SAT)

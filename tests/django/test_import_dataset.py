@@ -20,9 +20,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def archiveii_slice(tmp_path, shared_data):
+def archiveii_slice(tmp_path, repo_data):
     """The first 5 rows of each ArchiveII family (tRNAs and 5S rRNAs are close: some are redundant)."""
-    with gzip.open(shared_data / ARCHIVEII.source, "rt", newline="") as fh:
+    with gzip.open(repo_data / ARCHIVEII.source, "rt", newline="") as fh:
         reader = csv.DictReader(fh)
         fields, rows, per = reader.fieldnames, [], {}
         for row in reader:

@@ -12,7 +12,7 @@ from comparna.models import Target
 from ingest.models import PdbChain, PdbEntry, PollRun
 from ingest.services.pdb import poll_pdb, rcsb_client
 from tests.support.broker import recording_broker
-from tests.support.local_rcsb import ALWAYS, SHARED_FILES, LocalEntry, LocalRcsb
+from tests.support.local_rcsb import ALWAYS, FIXTURE_FILES, LocalEntry, LocalRcsb
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +22,7 @@ WED = dt.date(2024, 1, 3)
 @pytest.fixture
 def rcsb(mmcif_dir, settings, tmp_path):
     def entry(pdb_id, release, file_of=None):
-        return LocalEntry(pdb_id, release, mmcif_dir / SHARED_FILES[file_of or pdb_id])
+        return LocalEntry(pdb_id, release, mmcif_dir / FIXTURE_FILES[file_of or pdb_id])
 
     entries = [
         entry("1EHZ", dt.date(2023, 12, 6)),             # backfill: novelty reference

@@ -25,7 +25,7 @@ from comparna.clock import parse_clock
 from ingest.pdb import prerelease as pr
 from tests.django.test_blind_week import SAMPLES, observed, week_files
 from tests.e2e.stack import free_port, production_stack, wait_for
-from tests.support.local_rcsb import SHARED_FILES, LocalEntry, LocalRcsb
+from tests.support.local_rcsb import FIXTURE_FILES, LocalEntry, LocalRcsb
 from tests.support.local_wwpdb import LocalWwpdb
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(600)]
@@ -86,7 +86,7 @@ def test_blind_week_under_beat_with_faults(mmcif_dir):
         return clock[0]()
 
     def entry(pdb_id, release, name):
-        return LocalEntry(pdb_id, release, mmcif_dir / SHARED_FILES[name])
+        return LocalEntry(pdb_id, release, mmcif_dir / FIXTURE_FILES[name])
 
     entries = [
         entry("1EHZ", dt.date(2023, 12, 6), "1EHZ"),  # backfill: the novelty reference set

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from tests.e2e.stack import REPO, production_stack, wait_for
-from tests.support.local_rcsb import SHARED_FILES, LocalEntry, LocalRcsb
+from tests.support.local_rcsb import FIXTURE_FILES, LocalEntry, LocalRcsb
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(900)]
 
@@ -29,7 +29,7 @@ def one(db: str, sql: str, *args):
 
 def test_weekly_poll_predicts_ranks_and_snapshots_unattended(mmcif_dir, tmp_path):
     def entry(pdb_id, release, file_of=None):
-        return LocalEntry(pdb_id, release, mmcif_dir / SHARED_FILES[file_of or pdb_id])
+        return LocalEntry(pdb_id, release, mmcif_dir / FIXTURE_FILES[file_of or pdb_id])
 
     wed = dt.date(2024, 1, 3)
     entries = [

@@ -6,7 +6,7 @@ Endpoints (the ones :class:`ingest.pdb.rcsb.RcsbClient` uses):
   :func:`ingest.pdb.rcsb.rna_release_query` (anything else is HTTP 400, so a client sending a wrong schema
   fails here too); entries with RNA released in the range are returned sorted by date, paginated by
   ``request_options.paginate``; 204 when nothing matches.
-* ``GET /download/{ID}.cif.gz`` - the entry's real file from ``../shared/data/mmcif``, gzipped.
+* ``GET /download/{ID}.cif.gz`` - the entry's real file (the mmCIF fixtures, ``tests/data/mmcif.tar.gz``), gzipped.
 * ``GET /rest/v1/holdings/status/{ID}`` - the Data API's holdings status: ``CURRENT``/``REL`` for a released
   entry, ``UNRELEASED``/``HPUB`` for one not yet released, 404 for an unknown id; ``holdings[ID] =
   (status, code)`` overrides it (e.g. ``("UNRELEASED", "WDRN")`` for a withdrawn entry).
@@ -38,8 +38,8 @@ from pathlib import Path
 
 ALWAYS = 10**9
 
-#: Shared files and the PDB identifiers they stand for.
-SHARED_FILES = {
+#: Fixture files and the PDB identifiers they stand for.
+FIXTURE_FILES = {
     "1EHZ": "1ehz-assembly-1.cif",
     "1A1T": "1A1T_1_B.cif",
     "1A4D": "1A4D_1_A-B.cif",
@@ -69,15 +69,15 @@ class LocalEntry:
     has_rna: bool = True
 
 
-def shared_entries(mmcif_dir: Path, *, first_release: date = date(2024, 1, 3)) -> list[LocalEntry]:
-    """The shared files as entries released one per Wednesday-week, four weeks round-robin.
+def fixture_entries(mmcif_dir: Path, *, first_release: date = date(2024, 1, 3)) -> list[LocalEntry]:
+    """The fixture files as entries released one per Wednesday-week, four weeks round-robin.
 
     ``has_rna`` comes from gemmi's polymer classification of the file, like the PDB's own entity count.
     """
     import gemmi
 
     entries = []
-    for k, (pdb_id, name) in enumerate(SHARED_FILES.items()):
+    for k, (pdb_id, name) in enumerate(FIXTURE_FILES.items()):
         path = mmcif_dir / name
         structure = gemmi.read_structure(str(path))
         structure.setup_entities()

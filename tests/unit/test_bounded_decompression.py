@@ -156,10 +156,10 @@ def test_structure_file_bomb_is_an_unreadable_file(tmp_path, monkeypatch):
 
 def test_rcsb_download_bomb_fails_without_retrying(tmp_path, mmcif_dir, monkeypatch):
     from ingest.pdb import rcsb
-    from tests.support.local_rcsb import LocalRcsb, shared_entries
+    from tests.support.local_rcsb import LocalRcsb, fixture_entries
 
     monkeypatch.setattr(rcsb, "MAX_STRUCTURE_BYTES", 2**20)
-    with LocalRcsb(shared_entries(mmcif_dir)) as server:
+    with LocalRcsb(fixture_entries(mmcif_dir)) as server:
         server.bodies["1EHZ"] = gzip.compress(b"data_1EHZ\n" + b"\0" * (16 * 2**20))
         client = rcsb.RcsbClient(
             server.search_url, server.download_url, timeout=5, retries=3, backoff=0.01, sleep=lambda s: None

@@ -20,8 +20,8 @@ from ingest.datasets.readers import EntryError, RawEntry, SourceError, read_sour
 
 
 @pytest.fixture(scope="module")
-def archiveii_rows(shared_data):
-    with gzip.open(shared_data / "archiveii" / "ArchiveII.csv.gz", "rt", newline="") as fh:
+def archiveii_rows(repo_data):
+    with gzip.open(repo_data / "archiveii" / "ArchiveII.csv.gz", "rt", newline="") as fh:
         return list(csv.DictReader(fh))
 
 
@@ -33,10 +33,10 @@ def write_csv(path, rows, fields=("id", "sequence", "len", "structure", "base_pa
     return path
 
 
-def test_declared_sources_are_the_shared_files(shared_data):
+def test_declared_sources_are_the_shipped_files(repo_data):
     # The declaration's checksum is the file's: a default import reads exactly the declared data.
-    assert file_sha256(shared_data / ARCHIVEII.source) == ARCHIVEII.sha256
-    assert file_sha256(shared_data / RNASTRAND.source) == RNASTRAND.sha256
+    assert file_sha256(repo_data / ARCHIVEII.source) == ARCHIVEII.sha256
+    assert file_sha256(repo_data / RNASTRAND.source) == RNASTRAND.sha256
     assert set(DECLARATIONS) == {"rnastrand", "archiveii"}
     with pytest.raises(KeyError, match="declared: archiveii, rnastrand"):
         get_declaration("bprna")
@@ -159,14 +159,14 @@ def test_family_vocabulary():
 
 
 @pytest.mark.slow
-def test_full_archiveii(shared_data, archiveii_rows):
+def test_full_archiveii(repo_data, archiveii_rows):
     """Counts per family after the filters, checked against the file read independently."""
     per_family: dict[str, int] = {}
     for row in archiveii_rows:
         label = ARCHIVEII_CLASSES[row["id"].split("_")[0]]
         per_family[label] = per_family.get(label, 0) + 1
     t0 = time.monotonic()
-    prep = prepare_dataset(ARCHIVEII, shared_data / ARCHIVEII.source)
+    prep = prepare_dataset(ARCHIVEII, repo_data / ARCHIVEII.source)
     elapsed = time.monotonic() - t0
     assert prep.steps[0] == ("read", 3864) and prep.exclusion_counts().keys() <= {"redundant"}
     assert {f: c["read"] for f, c in prep.family_counts.items()} == per_family

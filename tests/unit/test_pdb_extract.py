@@ -1,4 +1,4 @@
-"""Chain extraction (ingest.pdb.extract) on the real shared PDB entries."""
+"""Chain extraction (ingest.pdb.extract) on the real PDB entries of the fixtures (tests/data/mmcif.tar.gz)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_backbone_breaks_are_where_residues_are_unobserved(mmcif_dir, name):
 
 
 def test_cutoff_separates_bonded_links_from_gaps(mmcif_dir):
-    """Every bonded O3'-P link in the shared RNA entries is far below the cut-off."""
+    """Every bonded O3'-P link in the fixture RNA entries is far below the cut-off."""
     bonded = []
     for name in ["1ehz-assembly-1.cif", "1gid.cif.gz", "8btk_B7.cif", "1A4D_1_A-B.cif"]:
         structure = gemmi.read_structure(str(mmcif_dir / name))

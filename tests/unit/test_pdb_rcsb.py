@@ -11,14 +11,14 @@ import pytest
 
 from ingest.pdb import pipeline
 from ingest.pdb.rcsb import DownloadFailed, EntryGone, RcsbClient, SearchFailed, rna_release_query
-from tests.support.local_rcsb import ALWAYS, LocalRcsb, shared_entries
+from tests.support.local_rcsb import ALWAYS, LocalRcsb, fixture_entries
 
 WINDOW = (date(2024, 1, 1), date(2024, 1, 31))
 
 
 @pytest.fixture(scope="module")
 def entries(mmcif_dir):
-    return shared_entries(mmcif_dir)
+    return fixture_entries(mmcif_dir)
 
 
 @pytest.fixture

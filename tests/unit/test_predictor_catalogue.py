@@ -1,6 +1,6 @@
 """Contract test: every catalogue predictor really runs in the sandbox on a real tRNA and parses.
 
-The tRNA is yeast tRNA-Phe (PDB 1EHZ, 76 nt), whose reference dot-bracket ships with the shared data.
+The tRNA is yeast tRNA-Phe (PDB 1EHZ, 76 nt), whose reference dot-bracket ships with the mmCIF fixtures (tests/data/).
 """
 
 from __future__ import annotations

@@ -76,14 +76,14 @@ def test_parse_tblout_real_output(tmp_path, library):
     assert all(h.included and h.evalue < 1e-5 for h in best.values())
 
 
-def test_known_trnas_are_rf00005_and_shuffled_is_none(library, rnastrand_archive, shared_data):
+def test_known_trnas_are_rf00005_and_shuffled_is_none(library, rnastrand_archive, mmcif_dir):
     seed = library.read_seed("RF00005")
     # Classic-length members (73-76 nt): the old RF00005 seed also holds selenocysteine tRNAs (~90 nt,
     # rightly assigned to tRNA-Sec RF01852) and reduced mitochondrial tRNAs that fall below E = 0.01.
     classic = [n for n in seed.names if 73 <= len(seed.ungapped(n)) <= 76]
     queries = {f"seed:{n}": seed.ungapped(n) for n in random.Random(5).sample(classic, 3)}
     # yeast tRNA-Phe, from the reference dot-bracket of PDB 1EHZ
-    queries["1EHZ"] = (shared_data / "mmcif" / "1EHZ.dbn").read_text().splitlines()[1].upper()
+    queries["1EHZ"] = (mmcif_dir / "1EHZ.dbn").read_text().splitlines()[1].upper()
     queries.update({f"strand:{k}": v for k, v in sprinzl_trnas(rnastrand_archive, limit=3).items()})
     trna = queries["strand:SPR_00590"]
     shuffled = list(trna)

@@ -6,13 +6,19 @@ deterministic; the committed files are what it writes.
 
 from __future__ import annotations
 
-import os
+import sys
+import tempfile
 from pathlib import Path
 
 import gemmi
 
 HERE = Path(__file__).resolve().parent
-MMCIF = Path(os.environ.get("COMPARNA_SHARED_DATA", HERE.parents[3] / "shared" / "data")) / "mmcif"
+sys.path.insert(0, str(HERE.parents[2]))
+
+from tests.support.fixture_data import extract_mmcif  # noqa: E402
+
+#: Set by main(): the mmCIF fixtures (tests/data/mmcif.tar.gz) unpacked into a temporary folder.
+MMCIF = Path()
 
 #: 1FCZ entity 1, the protein line the D3R CELPP pipeline appends to every week's sequence file
 #: (drugdata/D3R, d3r/celpp/dataimport.py, SEQUENCE_TSV_STANDARD).
@@ -50,6 +56,13 @@ def from_observed(name: str, pdb_id: str, entity: str, chain: str) -> tuple[str,
 
 
 def main() -> None:
+    global MMCIF
+    with tempfile.TemporaryDirectory() as tmp:
+        MMCIF = extract_mmcif(Path(tmp))
+        write_samples()
+
+
+def write_samples() -> None:
     rows = [
         *from_entity_poly("1ehz-assembly-1.cif", "1EHZ"),
         ("1FCZ", "1", D3R_1FCZ, D3R_1FCZ),
