@@ -15,17 +15,20 @@ from django.views.generic import TemplateView
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import ascii_int
+from comparna.rna import thresholds
 from comparna.services.pages.common import cache_get, cached, method_directory
 from comparna.services.pages.comparison import compare_methods, comparison_csv
 from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.rankings import (
     KIND_FILTERS,
+    PROTOCOLS,
     SORT_KEYS,
     pairwise_matrix,
     ranked_rows,
     ranking_csv,
     ranking_export,
     ranking_rows,
+    snapshot_view,
     sort_and_filter,
     subset_history_figure,
 )
@@ -144,9 +147,13 @@ class SubsetRankingView(View):
         sort = _choice(request, "sort", SORT_KEYS, "rank")
         direction = _choice(request, "dir", ("asc", "desc"), "asc")
         kind = _choice(request, "kind", KIND_FILTERS, "all")
+        protocol = _choice(request, "protocol", PROTOCOLS, "target")
         explicit = "snapshot" in request.GET
         live = cache_get(f"ranking-live:{pk}")
-        key = f"subset-page:{dataset}:{subset}:{definition}:{pk}:{sort}:{direction}:{kind}:{int(explicit)}:"
+        key = (
+            f"subset-page:{dataset}:{subset}:{definition}:{pk}:{sort}:{direction}:{kind}:{int(explicit)}:"
+            f"{protocol}:"
+        )
         page = cache_get(key + live["stamp"]) if live else None
         if page is not None:
             return HttpResponse(page)
@@ -154,7 +161,8 @@ class SubsetRankingView(View):
         live = ranking_live(snap)
 
         def render() -> str:
-            all_rows = ranking_rows(snap)
+            view, shown = snapshot_view(snap, protocol)
+            all_rows = ranking_rows(snap, shown)
             rows = with_compare_links(ranked_rows(all_rows))
             others = list(
                 RankingSnapshot.objects.filter(subset=snap.subset, definition=definition).values(
@@ -180,8 +188,15 @@ class SubsetRankingView(View):
                     "siblings": siblings,
                     "robustness": snap.report.get("robustness") or [],
                     "columns": header_links(
-                        sort=sort, direction=direction, kind=kind, snapshot=snap if explicit else None
+                        sort=sort, direction=direction, kind=kind, snapshot=snap if explicit else None,
+                        protocol=shown,
                     ),
+                    "protocol": shown,
+                    "protocol_asked": protocol,
+                    "protocol_label": view.get("protocol_label"),
+                    "clusters": snap.report.get("clusters"),
+                    "thresholds": thresholds,
+                    "conventions": view.get("conventions", {}),
                     "explicit_snapshot": explicit,
                     "live": live,
                     "common_targets": snap.report.get("common_targets_ranked"),
@@ -205,16 +220,73 @@ def with_compare_links(rows: list[dict]) -> list[dict]:
     return out
 
 
-#: (sort key, header, tooltip, numeric) of the ranking table, in display order.
+#: (sort key, header, tooltip, numeric) of the ranking table (the primary, target-level verdict), in display
+#: order; thresholds are formatted from :mod:`comparna.rna.thresholds`.
 COLUMNS = [
-    ("rank", "Rank", "Competition rank by the number of pairwise wins (ties share a rank)", True),
+    (
+        "rank",
+        "Rank (95 % interval)",
+        "Competition rank by the number of pairwise wins (ties share a rank); in brackets the 95 % interval "
+        "of the rank over a bootstrap of families",
+        True,
+    ),
     ("method", "Method", "", False),
-    ("wins", "Wins", "Pairwise comparisons won (Wilcoxon p < 0.001 on 40 subsample MCCs)", True),
+    (
+        "wins",
+        "Wins",
+        f"Pairwise comparisons won: clustered Wilcoxon signed-rank test on per-target MCC differences, "
+        f"Holm-adjusted p < {thresholds.ALPHA:g}",
+        True,
+    ),
     ("losses", "Losses", "Pairwise comparisons lost", True),
-    ("draws", "Draws", "No significant difference (p ≥ 0.001)", True),
-    ("unknown", "?", "Fewer than 10 common targets: no verdict", True),
+    (
+        "draws",
+        "Draws",
+        f"No significant difference, and the pair could have detected {thresholds.VERDICT_MARGIN:g} MCC "
+        f"(power ≥ {thresholds.VERDICT_POWER:g})",
+        True,
+    ),
+    (
+        "unknown",
+        "?",
+        f"No verdict: fewer than {thresholds.MIN_COMMON} common targets, or too few targets / families to "
+        f"detect {thresholds.VERDICT_MARGIN:g} MCC",
+        True,
+    ),
     (
         "mcc",
+        "MCC (n)",
+        "Mean per-target MCC on exactly the targets that decided the method's place (its pairwise sets "
+        "with a win, loss or draw); n = their number",
+        True,
+    ),
+    ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled over the common targets (n above)", True),
+    ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled over the common targets (n above)", True),
+    ("targets", "Coverage", "Targets with a scored prediction by this method / targets of the subset", True),
+    (
+        "mean_mcc",
+        "Mean MCC (95 % CI)",
+        "Mean per-target MCC on the common targets with a 10 000-resample bootstrap percentile CI",
+        True,
+    ),
+]
+
+#: The columns of the CompaRNA 2013 protocol's view (a labelled view to reproduce the 2013 tables).
+COLUMNS_2013 = [
+    ("rank", "Rank", "Competition rank by the number of pairwise wins (CompaRNA 2013 protocol)", True),
+    ("method", "Method", "", False),
+    (
+        "wins",
+        "Wins",
+        f"CompaRNA 2013 protocol: Wilcoxon p < {thresholds.ALPHA:g} on {thresholds.REPLICATES_2013} pooled "
+        "MCCs of random 90 % subsamples (pseudo-replicates of the same targets: not evidence)",
+        True,
+    ),
+    ("losses", "Losses", "Pairwise comparisons lost", True),
+    ("draws", "Draws", f"p ≥ {thresholds.ALPHA:g} on the {thresholds.REPLICATES_2013} subsample MCCs", True),
+    ("unknown", "?", f"Fewer than {thresholds.MIN_COMMON} common targets: no verdict", True),
+    (
+        "pooled_mcc",
         "MCC",
         "Matthews correlation coefficient of the counts pooled over the common targets (every ranked method "
         "scored them)",
@@ -232,10 +304,13 @@ COLUMNS = [
 ]
 
 
-def header_links(*, sort: str, direction: str, kind: str, snapshot: RankingSnapshot | None) -> list[dict]:
-    """Column headers with the server-side sort link each one points to (used when JavaScript is off)."""
+def header_links(
+    *, sort: str, direction: str, kind: str, snapshot: RankingSnapshot | None, protocol: str = "target"
+) -> list[dict]:
+    """Column headers with the server-side sort link each one points to (used when JavaScript is off); the
+    2013 protocol's view has its own wording of the verdict columns and no rank interval."""
     out = []
-    for key, label, tip, numeric in COLUMNS:
+    for key, label, tip, numeric in COLUMNS if protocol == "target" else COLUMNS_2013:
         if key == sort:
             nxt = "desc" if direction == "asc" else "asc"
             aria = "ascending" if direction == "asc" else "descending"
@@ -243,6 +318,7 @@ def header_links(*, sort: str, direction: str, kind: str, snapshot: RankingSnaps
             nxt = "asc" if key in ("rank", "method") or not numeric else "desc"
             aria = "none"
         query = f"?sort={key}&dir={nxt}&kind={kind}" + (f"&snapshot={snapshot.pk}" if snapshot else "")
+        query += "" if protocol == "target" else f"&protocol={protocol}"
         out.append({"key": key, "label": label, "tip": tip, "numeric": numeric, "href": query, "aria": aria})
     return out
 
@@ -322,11 +398,13 @@ class RankingDownloadView(View):
         if fmt not in ("csv", "json"):
             raise Http404("csv or json")
         snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
-        name = f"ranking-{dataset}-{subset}-{definition}-snapshot{snap.pk}.{fmt}"
+        protocol = _choice(request, "protocol", PROTOCOLS, "target")
+        suffix = "" if protocol == "target" else f"-protocol{protocol}"
+        name = f"ranking-{dataset}-{subset}-{definition}-snapshot{snap.pk}{suffix}.{fmt}"
         if fmt == "csv":
-            response = HttpResponse(ranking_csv(snap), content_type="text/csv; charset=utf-8")
+            response = HttpResponse(ranking_csv(snap, protocol), content_type="text/csv; charset=utf-8")
         else:
-            response = JsonResponse(ranking_export(snap), json_dumps_params={"indent": 1})
+            response = JsonResponse(ranking_export(snap, protocol), json_dumps_params={"indent": 1})
         response["Content-Disposition"] = f'attachment; filename="{name}"'
         return response
 

@@ -261,3 +261,48 @@ def test_progress_eta_from_measured_throughput_and_settling(client, world):
     cache.clear()
     page = client.get(reverse("subset-rankings", args=["testset", "all", "extended"])).content.decode()
     assert 'data-state="settled"' in page
+
+
+def test_target_level_page_rank_interval_decided_mcc_and_the_labelled_2013_view(client, world):
+    """Issue 27: the ranking page shows the target-level verdict with rank intervals and the MCC on the
+    targets that decided the order (with n); ?protocol=2013 shows the CompaRNA 2013 protocol, labelled as
+    such; the method page shows the same MCC for the same snapshot; every download says whether it is
+    settled."""
+    snap, _ = rank_subset(subset=world["all"], definition="extended", seed=5)
+    rows = {m["method"]: m for m in snap.report["methods"]}
+    alpha = rows["Alpha"]
+    assert alpha["wins"] == 1 and alpha["decided_targets"] == 16 and alpha["rank_low"] == 1
+    url = reverse("subset-rankings", args=["testset", "all", "extended"])
+    page = client.get(url).content.decode()
+    assert 'data-protocol="target"' in page and "Holm-adjusted" in page
+    row = page[page.index('data-method="Alpha"') :]
+    row = row[: row.index("</tr>")]
+    assert "[1]" in row  # the rank's 95 % interval
+    cell = re.search(r'class="num decided-mcc" data-value="([^"]+)" data-n="(\d+)"', row)
+    assert float(cell.group(1)) == pytest.approx(alpha["decided_mcc"]) and cell.group(2) == "16"
+    old = client.get(url + "?protocol=2013").content.decode()
+    assert 'data-protocol="2013"' in old and 'id="protocol-2013-note"' in old
+    assert "not with the evidence" in old
+    # the method page: the same number, the same n, and the state of the snapshot
+    method = world["versions"]["Alpha"].method
+    mpage = client.get(reverse("method-detail", args=[method.pk])).content.decode()
+    mrow = mpage[mpage.index(f'data-snapshot="{snap.pk}"') :]
+    mrow = mrow[: mrow.index("</tr>")]
+    value = float(re.search(r'class="num method-mcc" data-value="([^"]+)"', mrow).group(1))
+    assert value == pytest.approx(float(cell.group(1)))
+    assert 'data-state="provisional"' in mpage[mpage.index('id="method-rankings"') :]  # Delta is queued
+    assert 'id="method-provisional"' in mpage
+    # downloads and their protocol
+    base = reverse("ranking-download", args=["testset", "all", "extended", "json"])
+    data = json.loads(client.get(base + f"?snapshot={snap.pk}").content)
+    assert data["settled"] is False and data["state"] == "provisional"
+    assert data["settled_definition_url"] == reverse("about") + "#provisional"
+    assert data["protocol"] == "target" and data["clusters"] == 20
+    first = data["methods"][0]
+    assert first["decided_mcc"] == pytest.approx(rows[first["method"]]["decided_mcc"])
+    data_2013 = json.loads(client.get(base + f"?snapshot={snap.pk}&protocol=2013").content)
+    assert data_2013["protocol"] == "2013" and data_2013["protocol_label"] == "CompaRNA 2013 protocol"
+    assert data_2013["verdicts"] == snap.report["protocol_2013"]["verdicts"]
+    csv_url = reverse("ranking-download", args=["testset", "all", "extended", "csv"])
+    table = list(csv.DictReader(io.StringIO(client.get(csv_url + f"?snapshot={snap.pk}").content.decode())))
+    assert {r["settled"] for r in table} == {"False"} and {r["protocol"] for r in table} == {"target"}

@@ -96,7 +96,9 @@ def test_snapshot_pages_and_api_show_clustered_figures_beside_the_verdict(client
     matrix = client.get(reverse("ranking-matrix", args=[dataset.slug, "all", "extended"])).content.decode()
     assert 'id="equivalence-note"' in matrix and matrix.count('class="eq"') == 2  # the note and Alpha/Twin
     ranking = client.get(reverse("subset-rankings", args=[dataset.slug, "all", "extended"])).content.decode()
-    assert "families: [" in ranking and "resampling whole Rfam families" in ranking
+    assert "families: [" in ranking
+    assert "resampling whole families (declared by the dataset, else Rfam" in ranking
+    assert 'id="clusters-count">8<' in ranking  # 4 Rfam families + 4 targets on their own
     page = client.get(
         reverse("method-comparison", args=[dataset.slug, "all", "extended", alpha.pk, beta.pk])
     ).content.decode()

@@ -107,9 +107,14 @@ def test_subset_ranking_table_matches_snapshot_and_independent_pooled_scores(cli
     )
     assert re.search(r'id="common-targets">(\d+)<', page).group(1) == str(len(common))
     total = Target.objects.filter(subsets__slug="all", dataset__slug="rnastrand").count()
+    verdicts = snap.report["verdicts"]
     for row, expected in zip(rows, ranked, strict=True):
-        rank, name, wins, losses, draws, unknown, pooled, sens, ppv, coverage, mean_ci = row
+        rank_cell, name, wins, losses, draws, unknown, decided, sens, ppv, coverage, mean_ci = row
         name = method_of(name)
+        # the rank with its 95 % interval (family bootstrap), e.g. "2= [1–4]"
+        rank, *interval = rank_cell.split(" ", 1)
+        low, high = expected["rank_low"], expected["rank_high"]
+        assert interval == [f"[{low}]" if low == high else f"[{low}–{high}]"]
         assert (int(rank.rstrip("=")), int(wins), int(losses), int(draws), int(unknown)) == (
             expected["rank"],
             expected["wins"],
@@ -121,8 +126,18 @@ def test_subset_ranking_table_matches_snapshot_and_independent_pooled_scores(cli
         on_common = scores_of(name).filter(prediction__target_id__in=common)
         agg = on_common.aggregate(*(Sum(f) for f in ("tp", "fn", "fp", "fp_compatible", "tn")))
         tp, fn, fp, eps, tn = (agg[f"{f}__sum"] for f in ("tp", "fn", "fp", "fp_compatible", "tn"))
-        assert pooled == f"{mcc(tp, fn, fp, eps, tn):.3f}"
+        # "MCC (n)": the mean per-target MCC on exactly the targets that decided the place — the union of the
+        # method's pairwise sets with a win, loss or draw (issue 27), computed here from the score rows
+        own = set(scores_of(name).values_list("prediction__target_id", flat=True))
+        decided_ids = set()
+        for other, verdict in verdicts[name].items():
+            if verdict in "+-=":
+                decided_ids |= own & set(scores_of(other).values_list("prediction__target_id", flat=True))
+        decided_scores = scores_of(name).filter(prediction__target_id__in=decided_ids)
+        values = list(decided_scores.values_list("mcc", flat=True))
+        assert decided == f"{np.mean(values):.3f} (n = {len(values)})"
         assert sens == f"{tp / (tp + fn):.3f}"
+        assert snap.report["common_scores"][name]["mcc"] == pytest.approx(mcc(tp, fn, fp, eps, tn), abs=1e-9)
         assert ppv == f"{tp / (tp + fp - eps):.3f}"
         assert coverage == f"{scores_of(name).count()} / {total}"
         per_target = np.array(on_common.values_list("mcc", flat=True))
@@ -144,8 +159,7 @@ def test_ranking_sorting_and_kind_filter_work_without_javascript(client, site):
     snap = newest()
     page = client.get(url + "?sort=mcc&dir=desc").content.decode()
     names = [method_of(r[1]) for r in table_rows(page, "ranking-table")]
-    common = snap.report["common_scores"]
-    expected = sorted(ranked_of(snap), key=lambda m: (common[m["method"]]["mcc"], m["method"]), reverse=True)
+    expected = sorted(ranked_of(snap), key=lambda m: (m["decided_mcc"], m["method"]), reverse=True)
     assert names == [m["method"] for m in expected]
     # the header of the sorted column links to the opposite direction
     assert 'href="?sort=mcc&amp;dir=asc&amp;kind=all"' in page

@@ -123,31 +123,48 @@ def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Predictio
 
 
 def method_rankings(method: Method) -> list[dict]:
-    """Where the method stands now: its row in the newest ranking of every subset × definition it is in."""
+    """Where the method stands now: its row in the newest ranking of every subset × definition it is in —
+    the same rank, rank interval and MCC on the same n targets as that snapshot's ranking page (the
+    target-level view, :func:`comparna.services.pages.rankings.snapshot_view`), and whether the snapshot is
+    settled or provisional."""
+    from comparna.services.pages.ranking_status import ranking_live
+    from comparna.services.pages.rankings import snapshot_view
+    from comparna.services.ranking_scope import is_ranked
+
     out = []
     for subset in Subset.objects.select_related("dataset").order_by("dataset__name", "order", "slug"):
         for definition in subset.definitions():
             snap = (
                 RankingSnapshot.objects.filter(subset=subset, definition=definition)
+                .select_related("subset", "dataset")
                 .order_by("-computed_at", "-pk")
-                .only("pk", "computed_at", "report")
                 .first()
             )
             if snap is None:
                 continue
-            rows = snap.report.get("methods", [])
+            view, shown = snapshot_view(snap)
+            rows = view.get("methods", [])
             row = next((r for r in rows if r.get("method") == method.name), None)
             if row is None:
                 continue
+            ranked = is_ranked(row)
+            state = ranking_live(snap)["state"]
             out.append(
                 {
                     "dataset": subset.dataset,
                     "subset": subset,
                     "definition": definition,
-                    "rank": row.get("rank"),
-                    "of": len(rows),
-                    "mcc": row.get("mcc"),
-                    "targets": row.get("targets"),
+                    "snapshot": snap.pk,
+                    "protocol": shown,
+                    "rank": row.get("rank") if ranked else None,
+                    "rank_low": row.get("rank_low") if ranked else None,
+                    "rank_high": row.get("rank_high") if ranked else None,
+                    "of": sum(1 for r in rows if is_ranked(r)),
+                    # the ranking's own figure: mean per-target MCC on the targets that decided its place
+                    "mcc": row.get("decided_mcc") if shown == "target" else row.get("mcc"),
+                    "targets": row.get("decided_targets") if shown == "target" else row.get("targets"),
+                    "settled": state["settled"],
+                    "state": state["label"],
                     "computed_at": snap.computed_at,
                 }
             )

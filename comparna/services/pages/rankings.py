@@ -8,6 +8,7 @@ import io
 from collections import defaultdict
 
 from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.rna.ranking import protocol_view
 from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services.pages.common import cached, ci_dict, current_scores, method_directory
 from comparna.services.pages.figures import rank_history_figure
@@ -16,17 +17,31 @@ from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.ranking_scope import common_targets, is_ranked
 from comparna.services.uncertainty import cluster_labels
 
+PROTOCOLS = ("target", "2013")
 
-def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
-    """The snapshot's rows with method links, input kind and the mean per-target MCC with a 95 % CI.
+
+def snapshot_view(snapshot: RankingSnapshot, protocol: str = "target") -> tuple[dict, str]:
+    """The snapshot's report under ``protocol`` ("target": the primary verdict; "2013": the CompaRNA 2013
+    protocol) and the protocol actually shown: a snapshot stored before issue 27 has only the 2013 verdicts,
+    which are then shown under their label, never as target-level ones."""
+    view = protocol_view(snapshot.report, protocol if protocol in PROTOCOLS else "target")
+    if view is not None:
+        return view, view.get("protocol", protocol)
+    return protocol_view(snapshot.report, "2013") or dict(snapshot.report), "2013"
+
+
+def ranking_rows(snapshot: RankingSnapshot, protocol: str = "target") -> list[dict]:
+    """The snapshot's rows (under ``protocol``) with method links, input kind, the rank interval, the mean
+    per-target MCC on the targets that decided the order (with n) and the mean MCC with a 95 % CI.
 
     Cached for ever under the snapshot's pk: the report is immutable, and the CI uses the scores present when
     first shown (normally the ones the snapshot was computed from).
     """
+    view, shown = snapshot_view(snapshot, protocol)
 
     def compute() -> list[dict]:
         directory = method_directory()
-        names = [row["method"] for row in snapshot.report.get("methods", [])]
+        names = [row["method"] for row in view.get("methods", [])]
         per_method: dict[str, list[float]] = defaultdict(list)
         per_method_targets: dict[str, list[tuple[int, str]]] = defaultdict(list)
         # the snapshot's own scores on its common targets (the same RNAs for every ranked method) when it
@@ -42,7 +57,7 @@ def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
             per_method_targets[s.method].append((s.target_id, s.source_id))
         labels = cluster_labels({t for targets in per_method_targets.values() for t in targets})
         rows = []
-        for row in snapshot.report.get("methods", []):
+        for row in view.get("methods", []):
             info = directory.get(row["method"], {"pk": None, "input_kind": "single", "comparative": False})
             values = per_method.get(row["method"], [])
             mean_mcc = ci_dict(values, seed=snapshot.seed)
@@ -59,9 +74,14 @@ def ranking_rows(snapshot: RankingSnapshot) -> list[dict]:
         for r in rows:
             r["tied"] = r["ranked"] and shared[r["rank"]] > 1
             r["rank_text"] = (f"{r['rank']}=" if r["tied"] else str(r["rank"])) if r["ranked"] else "–"
+            r["protocol"] = shown
+            low, high = r.get("rank_low"), r.get("rank_high")
+            r["rank_interval"] = None if low is None or not r["ranked"] else (
+                str(low) if low == high else f"{low}–{high}"
+            )
         return rows
 
-    return cached(f"ranking-rows:{snapshot.pk}", compute)
+    return cached(f"ranking-rows:{snapshot.pk}:{shown}", compute)
 
 
 def ranked_fields(snapshot: RankingSnapshot, row: dict) -> dict:
@@ -89,7 +109,8 @@ SORT_KEYS = {
     "losses": lambda r: r["losses"],
     "draws": lambda r: r["draws"],
     "unknown": lambda r: r["unknown"],
-    "mcc": lambda r: (r["common"] or {}).get("mcc", r["mcc"]),
+    "mcc": lambda r: r["decided_mcc"] if r.get("decided_mcc") is not None else -2.0,
+    "pooled_mcc": lambda r: (r["common"] or {}).get("mcc", r["mcc"]),
     "sensitivity": lambda r: (r["common"] or {}).get("sensitivity", r.get("sensitivity", 0.0)),
     "ppv": lambda r: (r["common"] or {}).get("ppv", r.get("ppv", 0.0)),
     "mean_mcc": lambda r: r["mean_mcc"]["mean"] if r.get("mean_mcc") else -2.0,
@@ -213,45 +234,79 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
 
 EXPORT_COLUMNS = (
     "rank",
+    "rank_low",
+    "rank_high",
     "ranked",
     "method",
     "wins",
     "losses",
     "draws",
     "unknown",
+    "decided_mcc",
+    "decided_targets",
     "mcc_common",
     "sensitivity_common",
     "ppv_common",
     "mcc_own_targets",
     "targets_scored",
     "targets_total",
+    "protocol",
+    "settled",
 )
 
 
-def ranking_export(snapshot: RankingSnapshot) -> dict:
+def settled_fields(snapshot: RankingSnapshot) -> dict:
+    """Whether what is derived from ``snapshot`` is final: ``{"settled", "state", "settled_reasons",
+    "settled_definition", "settled_definition_url"}`` (:func:`comparna.services.progress.ranking_state`, read
+    through the page's 30-second cache so that a download costs what the page costs)."""
+    from django.urls import reverse
+
+    from comparna.services.progress import SETTLED_DEFINITION
+
+    state = ranking_live(snapshot)["state"]
+    return {
+        "settled": bool(state["settled"]),
+        "state": state["label"],
+        "settled_reasons": list(state["reasons"]),
+        "settled_definition": SETTLED_DEFINITION,
+        "settled_definition_url": reverse("about") + "#provisional",
+    }
+
+
+def ranking_export(snapshot: RankingSnapshot, protocol: str = "target") -> dict:
     """A snapshot's ranking as plain data (the JSON download; the CSV has its ``methods``).
 
-    ``rank`` is null for a method that is not ranked (only "?" verdicts); ``*_common`` are pooled over the
-    common targets of the ranked methods (null for snapshots that predate them).
+    ``rank`` is null for a method that is not ranked (only "?" verdicts); ``rank_low``/``rank_high`` its 95 %
+    interval (family bootstrap); ``decided_mcc`` the mean per-target MCC on the ``decided_targets`` that
+    decided its place; ``*_common`` are pooled over the common targets of the ranked methods (null for
+    snapshots that predate them). ``settled`` says whether the ranking is final (else provisional).
     """
+    view, shown = snapshot_view(snapshot, protocol)
+    settled = settled_fields(snapshot)
     methods = []
-    for r in ranking_rows(snapshot):
+    for r in ranking_rows(snapshot, shown):
         common = r["common"] or {}
         methods.append(
             {
                 "rank": r["rank"] if r["ranked"] else None,
+                "rank_low": r.get("rank_low") if r["ranked"] else None,
+                "rank_high": r.get("rank_high") if r["ranked"] else None,
                 "ranked": r["ranked"],
                 "method": r["method"],
                 "wins": r["wins"],
                 "losses": r["losses"],
                 "draws": r["draws"],
                 "unknown": r["unknown"],
+                "decided_mcc": r.get("decided_mcc"),
+                "decided_targets": r.get("decided_targets"),
                 "mcc_common": common.get("mcc"),
                 "sensitivity_common": common.get("sensitivity"),
                 "ppv_common": common.get("ppv"),
                 "mcc_own_targets": r["mcc"],
                 "targets_scored": r["coverage"]["scored"],
                 "targets_total": r["coverage"]["total"],
+                "protocol": shown,
+                "settled": settled["settled"],
             }
         )
     methods.sort(key=lambda m: (not m["ranked"], m["rank"] or 0, m["method"]))
@@ -262,25 +317,32 @@ def ranking_export(snapshot: RankingSnapshot) -> dict:
         "subset": snapshot.subset.slug,
         "definition": snapshot.definition,
         "computed_at": snapshot.computed_at.isoformat(),
+        **settled,
+        "protocol": shown,
+        "protocol_label": view.get("protocol_label"),
         "seed": snapshot.seed,
         "inputs_hash": snapshot.inputs_hash,
         "targets": snapshot.inputs.get("targets"),
+        "clusters": report.get("clusters"),
         "common_targets": report.get("common_targets_ranked"),
         "methods": methods,
-        "verdicts": report.get("verdicts", {}),
+        "verdicts": view.get("verdicts", {}),
+        "p_values": view.get("p_values", {}),
+        "p_adjusted": view.get("p_adjusted"),
         "pair_common_targets": report.get("common_targets", {}),
         "robustness_targets": report.get("robustness_targets"),
         "robustness": report.get("robustness"),
-        "conventions": report.get("conventions", {}),
+        "conventions": view.get("conventions", {}),
     }
 
 
-def ranking_csv(snapshot: RankingSnapshot) -> str:
-    """The ranking table of a snapshot as CSV (:data:`EXPORT_COLUMNS`; empty cells for nulls)."""
+def ranking_csv(snapshot: RankingSnapshot, protocol: str = "target") -> str:
+    """The ranking table of a snapshot as CSV (:data:`EXPORT_COLUMNS`; empty cells for nulls); every row says
+    its protocol and whether the ranking is settled."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(EXPORT_COLUMNS)
-    for m in ranking_export(snapshot)["methods"]:
+    for m in ranking_export(snapshot, protocol)["methods"]:
         w.writerow([_cell(m[c]) for c in EXPORT_COLUMNS])
     return buf.getvalue()
 
