@@ -185,18 +185,39 @@ class ReferenceStructure(models.Model):
         return f"{self.target} ({self.definition})"
 
 
+def public_prediction_q(prefix: str = "") -> models.Q:
+    """The filter "counts publicly" on a Prediction (``prefix`` reaches it from a related model, e.g.
+    ``"prediction__"`` from a Score): a public method's prediction that is not self-reported (issue 26).
+
+    Every public ranking, comparison, score list, page and snapshot goes through this one filter (through
+    ``predictors.models.PredictionQuerySet.public`` or :meth:`ScoreQuerySet.public`), so an upload of a
+    target's public reference can never reach them.
+    """
+    return models.Q(
+        **{
+            f"{prefix}method_version__method__visibility": "public",
+            f"{prefix}self_reported": False,
+        }
+    )
+
+
+def visible_prediction_q(user, prefix: str = "") -> models.Q:
+    """The filter "counts publicly, or belongs to ``user``'s method" on a Prediction: an owner sees their
+    development and self-reported predictions (marked as such), nobody else does."""
+    q = public_prediction_q(prefix)
+    if user is not None and getattr(user, "is_authenticated", False):
+        q |= models.Q(**{f"{prefix}method_version__method__owner": user})
+    return q
+
+
 class ScoreQuerySet(models.QuerySet):
     def public(self) -> ScoreQuerySet:
         """Scores that count publicly: of public methods' predictions that are not self-reported
-        (:func:`predictors.models.public_prediction_q`, the one filter every public use goes through)."""
-        from predictors.models import public_prediction_q  # predictors' models import comparna's lazily
-
+        (:func:`public_prediction_q`, the one filter every public use goes through)."""
         return self.filter(public_prediction_q("prediction__"))
 
     def visible_to(self, user) -> ScoreQuerySet:
         """Public scores and, for a signed-in owner, every score of their own methods (the owners' API)."""
-        from predictors.models import visible_prediction_q
-
         return self.filter(visible_prediction_q(user, "prediction__"))
 
     def current(self, *, active_only: bool = True, public_only: bool = True) -> ScoreQuerySet:

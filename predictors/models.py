@@ -8,6 +8,10 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+# The one filter of what counts publicly, defined beside Score (comparna must not import predictors: ingest
+# reaches comparna.models, and ingest and predictors stay independent).
+from comparna.models import public_prediction_q, visible_prediction_q  # noqa: F401 - re-exported
+
 
 class MethodQuerySet(models.QuerySet):
     def public(self) -> MethodQuerySet:
@@ -25,31 +29,6 @@ def visible_q(user, prefix: str = "") -> models.Q:
     q = models.Q(**{f"{prefix}visibility": Method.Visibility.PUBLIC})
     if user is not None and getattr(user, "is_authenticated", False):
         q |= models.Q(**{f"{prefix}owner": user})
-    return q
-
-
-def public_prediction_q(prefix: str = "") -> models.Q:
-    """The filter "counts publicly" on a Prediction (``prefix`` reaches it from a related model, e.g.
-    ``"prediction__"`` from a Score): a public method's prediction that is not self-reported (issue 26).
-
-    Every public ranking, comparison, score list, page and snapshot goes through this one filter (through
-    :meth:`PredictionQuerySet.public` or ``comparna.models.ScoreQuerySet.public``), so an upload of a
-    target's public reference can never reach them.
-    """
-    return models.Q(
-        **{
-            f"{prefix}method_version__method__visibility": Method.Visibility.PUBLIC,
-            f"{prefix}self_reported": False,
-        }
-    )
-
-
-def visible_prediction_q(user, prefix: str = "") -> models.Q:
-    """The filter "counts publicly, or belongs to ``user``'s method" on a Prediction: an owner sees their
-    development and self-reported predictions (marked as such), nobody else does."""
-    q = public_prediction_q(prefix)
-    if user is not None and getattr(user, "is_authenticated", False):
-        q |= models.Q(**{f"{prefix}method_version__method__owner": user})
     return q
 
 
