@@ -47,7 +47,22 @@ def _mail(to: list[str], subject: str, body: str) -> None:
 
 @transaction.atomic
 def sign_up(*, username: str, email: str, password: str, affiliation: str = ""):
-    """Store a new, inactive owner account and mail its confirmation link."""
+    """Store a new, inactive owner account and mail its confirmation link; returns it.
+
+    An address that has an account already (compared case-insensitively) gets no second one: its owner is
+    told by e-mail and the caller answers exactly as for a new account (issue 26: the sign-up page says
+    nothing about which addresses have accounts). Returns None then.
+    """
+    existing = get_user_model().objects.filter(email__iexact=email).first()
+    if existing is not None:
+        body = (
+            "Hello,\n\nsomeone (hopefully you) tried to sign up at CompaRNA with this address, which has an "
+            f"account already (user name {existing.username}). Sign in at\n\n  "
+            f"{absolute(reverse('owner-login'))}\n\nNo new account was made. If this was not you, ignore "
+            "this e-mail."
+        )
+        transaction.on_commit(lambda: _mail([existing.email], "Sign-up with your address", body))
+        return None
     user = get_user_model().objects.create_user(username=username, email=email, password=password)
     user.is_active = False
     user.save(update_fields=["is_active"])

@@ -5,7 +5,11 @@ from __future__ import annotations
 from django.contrib import admin, messages
 
 from comparna.owners.accounts import approve_owner
+from comparna.owners.login import ThrottledAdminAuthenticationForm
 from comparna.owners.models import ApiToken, ImageUpload, Notice, OwnerProfile
+
+# The admin's sign-in is throttled like the owners' (issue 26): a staff password is the one worth guessing.
+admin.site.login_form = ThrottledAdminAuthenticationForm
 
 
 @admin.register(OwnerProfile)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model, password_validation
 
+from comparna.owners.methods import name_conflicts
+from comparna.owners.names import NAME_UNAVAILABLE, name_problem, normalise_name
 from predictors.core.parsers import PARSERS
 from predictors.core.spec import (
     HOST_PLACEHOLDERS,
@@ -64,10 +66,9 @@ class SignUpForm(forms.Form):
         return name
 
     def clean_email(self) -> str:
-        email = self.cleaned_data["email"].strip()
-        if get_user_model().objects.filter(email__iexact=email).exists():
-            raise forms.ValidationError("An account with this address exists; sign in instead.")
-        return email
+        # Never says whether an account has this address (issue 26): accounts.sign_up answers the same and
+        # tells the address's owner instead.
+        return self.cleaned_data["email"].strip()
 
     def clean(self) -> dict:
         data = super().clean()
@@ -222,6 +223,19 @@ class OwnerMethodForm(forms.Form):
         data["upload_window_h"] = spec.upload_window_s / 3600
         data["training_data"] = "\n".join(spec.training_data)
         return {k: v for k, v in data.items() if k in cls.base_fields}
+
+    def clean_name(self) -> str:
+        """NFKC, visible characters only, no look-alike of an existing method's name (issue 26,
+        :mod:`comparna.owners.names`; the same answer whoever's method it is)."""
+        name = normalise_name(self.cleaned_data["name"])
+        if self.fields["name"].disabled:  # editing: the method's own name
+            return name
+        problem = name_problem(name)
+        if problem:
+            raise forms.ValidationError(problem)
+        if name_conflicts(name):
+            raise forms.ValidationError(NAME_UNAVAILABLE)
+        return name
 
     def clean_test_sequence(self) -> str:
         seq = "".join(self.cleaned_data["test_sequence"].split()).upper().replace("T", "U")

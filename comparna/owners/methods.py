@@ -16,6 +16,7 @@ from django.utils import timezone
 from comparna.models import Dataset, Score, Subset, Target
 from comparna.owners.accounts import _mail, absolute
 from comparna.owners.models import OwnerProfile
+from comparna.owners.names import NAME_UNAVAILABLE, conflicts, name_problem, normalise_name
 from comparna.rna import statistics
 from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
@@ -55,8 +56,11 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
     if not is_approved_owner(user):
         raise NotAllowed("your account is not approved yet")
     if method is None:
-        if Method.objects.filter(name=spec.name).exists():
-            raise NotAllowed(f"a method named {spec.name!r} exists already; choose another name")
+        problem = name_problem(spec.name) if spec.name == normalise_name(spec.name) else "name not NFKC"
+        if problem:
+            raise NotAllowed(problem)
+        if name_conflicts(spec.name):  # public or another owner's private method: one answer for both
+            raise NotAllowed(NAME_UNAVAILABLE)
     elif method.owner_id != user.pk or spec.name != method.name:
         raise NotAllowed("not your method")
     if method is not None and method.is_public:
@@ -93,6 +97,15 @@ def _ask_staff_to_review(*, method: Method, version: MethodVersion) -> None:
         f"{absolute(reverse('admin:predictors_method_changelist'))}?visibility__exact=public"
     )
     transaction.on_commit(lambda: _mail(staff, f"New version to review: {method.name}", body))
+
+
+def name_conflicts(name: str) -> bool:
+    """Whether ``name`` is, or looks like (:func:`comparna.owners.names.skeleton`), any method's name.
+
+    Reads every method's name: methods are registered by approved owners and the catalogue, a few hundred
+    at most, and a look-alike cannot be found by an index on the exact name.
+    """
+    return conflicts(name, Method.objects.values_list("name", flat=True).iterator())
 
 
 def set_active(*, method: Method, active: bool) -> int:

@@ -24,6 +24,7 @@ from comparna.owners import methods as svc
 from comparna.owners.eta import queue_eta
 from comparna.owners.forms import OwnerMethodForm, SignUpForm, TokenForm
 from comparna.owners.images import UploadRefused, store_image_upload
+from comparna.owners.login import ThrottledAuthenticationForm
 from comparna.owners.models import ApiToken, ImageUpload, OwnerProfile
 from comparna.params import ascii_int
 from predictors.core.spec import PredictorSpec
@@ -66,6 +67,7 @@ class OwnerConfirmView(View):
 class OwnerLoginView(auth_views.LoginView):
     template_name = "owners/login.html"
     redirect_authenticated_user = True
+    authentication_form = ThrottledAuthenticationForm
 
 
 class OwnerLogoutView(auth_views.LogoutView):
