@@ -64,6 +64,49 @@ def _plain(ip: IPAddress) -> IPAddress:
     return ip
 
 
+#: IPv6 prefixes whose addresses carry an IPv4 address that a translator, relay or host stack may deliver
+#: to (issue 26): such an address is only as global as the IPv4 address inside it.
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")  # RFC 6052 well-known prefix: IPv4 in the low 32 bits
+#: Never a public endpoint: IPv4-compatible (deprecated, ``::a.b.c.d``), IPv4-translated
+#: (``::ffff:0:a.b.c.d``, RFC 2765) and the local-use NAT64 prefix (RFC 8215), whose embedded address sits
+#: where the operator chose.
+_REFUSED_V6 = (
+    ipaddress.IPv6Network("::/96"),
+    ipaddress.IPv6Network("::ffff:0:0:0/96"),
+    ipaddress.IPv6Network("64:ff9b:1::/48"),
+)
+
+
+def embedded_ipv4(ip: IPAddress) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries: IPv4-mapped, IPv4-compatible, IPv4-translated, NAT64
+    (``64:ff9b::/96``), 6to4 (``2002::/16``) and Teredo (``2001::/32``: its server and its client)."""
+    if not isinstance(ip, ipaddress.IPv6Address):
+        return []
+    low = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    out: list[ipaddress.IPv4Address] = []
+    if ip.ipv4_mapped is not None:
+        out.append(ip.ipv4_mapped)
+    if ip in _NAT64 or any(ip in net for net in _REFUSED_V6[:2]):
+        out.append(low)
+    if ip.sixtofour is not None:
+        out.append(ip.sixtofour)
+    if ip.teredo is not None:
+        out.extend(ip.teredo)
+    return out
+
+
+def plainly_global(ip: IPAddress) -> bool:
+    """Globally routable, not multicast or reserved, and, for an IPv6 address carrying an IPv4 one, that
+    IPv4 address too; the IPv6 forms that carry one where a relay or the host's stack would deliver it
+    locally (IPv4-compatible, IPv4-translated, local-use NAT64) are refused whatever they carry."""
+    ip = _plain(ip)
+    if not ip.is_global or ip.is_multicast or ip.is_reserved:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and any(ip in net for net in _REFUSED_V6):
+        return False
+    return all(v4.is_global and not v4.is_multicast and not v4.is_reserved for v4 in embedded_ipv4(ip))
+
+
 @dataclass
 class Guard:
     """Resolves endpoint hosts and refuses addresses that are not allowed.
@@ -83,10 +126,11 @@ class Guard:
         return any(ip.version == net.version and ip in net for net in self.allowed)
 
     def address_allowed(self, ip: IPAddress) -> bool:
-        """Allowed: inside an allowed network, or globally routable (not private, loopback, link-local,
-        multicast, reserved, unspecified, shared 100.64/10, documentation, ...)."""
+        """Allowed: inside an allowed network, or plainly global (:func:`plainly_global`: not private,
+        loopback, link-local, multicast, reserved, unspecified, shared 100.64/10, documentation, ..., and no
+        IPv4 address inside that is any of these)."""
         ip = _plain(ip)
-        return self.in_allowed(ip) or (ip.is_global and not ip.is_multicast)
+        return self.in_allowed(ip) or plainly_global(ip)
 
     def resolve(self, host: str, port: int) -> list[tuple[int, str]]:
         """Every (family, address) ``host`` resolves to, all checked.
