@@ -8,12 +8,11 @@ unparsable: it cannot be scored against the reference.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from comparna.rna.formats import parse_dot_bracket, read_bpseq, read_ct, read_pair_json
+from comparna.rna.formats import load_json, pair_json_structure, parse_dot_bracket, read_bpseq, read_ct
 from comparna.rna.structure import Structure, StructureFormatError
 
 #: Sparse base-pair probabilities: (i, j, p), 1-based, i < j, 0 < p <= 1, sorted by (i, j).
@@ -96,13 +95,17 @@ def parse_probabilities(items: object, length: int) -> Probabilities:
         i, j, p = item
         if not (isinstance(i, int) and isinstance(j, int)) or isinstance(i, bool) or isinstance(j, bool):
             raise StructureFormatError(f"probabilities[{k}]: positions must be integers")
-        if not isinstance(p, int | float) or isinstance(p, bool) or not math.isfinite(p):
+        # Integers are compared, never converted (a huge one overflows a float and cannot be printed).
+        finite = not isinstance(p, float) or math.isfinite(p)
+        if not isinstance(p, int | float) or isinstance(p, bool) or not finite:
             raise StructureFormatError(f"probabilities[{k}]: probability must be a finite number")
         # Partition functions can round a little above 1; anything clearly above is a broken program.
         if not 0 < p <= 1 + 1e-6:
-            raise StructureFormatError(f"probabilities[{k}]: probability {p} is not in (0, 1]")
+            shown = p if isinstance(p, float) or abs(p) < 10**15 else "a huge integer"
+            raise StructureFormatError(f"probabilities[{k}]: probability {shown} is not in (0, 1]")
         if i == j or not (1 <= i <= length and 1 <= j <= length):
-            raise StructureFormatError(f"probabilities[{k}]: pair ({i}, {j}) not within 1..{length}")
+            shown = tuple(x if abs(x) < 10**15 else "<huge>" for x in (i, j))
+            raise StructureFormatError(f"probabilities[{k}]: pair {shown} not within 1..{length}")
         key = (i, j) if i < j else (j, i)
         if key in out:
             raise StructureFormatError(f"probabilities[{k}]: pair {key} given twice")
@@ -115,8 +118,8 @@ def parse_pairs_json_output(text: str, sequence: str) -> ParsedPrediction:
 
     ``probabilities`` is optional; a ``length`` field, when present, must equal the sequence length.
     """
-    structure = read_pair_json(text, length=len(sequence))  # also checks JSON syntax and "length"
-    data = json.loads(text)
+    data = load_json(text)  # every syntax or number problem is a StructureFormatError
+    structure = pair_json_structure(data, length=len(sequence))  # also checks "length"
     if not isinstance(data, dict):
         return ParsedPrediction(structure)
     probs = data.get("probabilities")
@@ -133,5 +136,19 @@ PARSERS: dict[str, Parser] = {
 
 
 def parse_output(output_format: str, text: str, sequence: str) -> ParsedPrediction:
-    """Parse ``text`` with the parser registered for ``output_format`` (``KeyError`` if unknown)."""
-    return PARSERS[output_format](text, sequence)
+    """Parse ``text`` with the parser registered for ``output_format`` (``KeyError`` if unknown).
+
+    Whatever goes wrong while parsing is a :class:`StructureFormatError`: the text is a program's or a
+    user's, and an exception of another kind would not end the run in a final ``unparsable`` outcome
+    (it would put the prediction back in the queue, issue 26).
+    """
+    parser = PARSERS[output_format]
+    try:
+        return parser(text, sequence)
+    except StructureFormatError:
+        raise
+    except RecursionError:
+        raise StructureFormatError(f"{output_format} output is nested too deeply") from None
+    except (ValueError, TypeError, OverflowError, IndexError, KeyError, AttributeError) as exc:
+        message = f"{output_format} output: {type(exc).__name__}: {str(exc)[:200]}"
+        raise StructureFormatError(message) from None

@@ -37,6 +37,7 @@ import urllib3
 from urllib3.exceptions import HTTPError as Urllib3Error
 from urllib3.exceptions import ProtocolError, ReadTimeoutError
 
+from comparna.rna.formats import load_json, pair_json_structure
 from comparna.rna.structure import StructureFormatError
 from predictors.core.job import MESSAGE_MAX_CHARS, Job, RunResult
 from predictors.core.netguard import (
@@ -49,7 +50,6 @@ from predictors.core.netguard import (
 from predictors.core.parsers import (
     ParsedPrediction,
     parse_output,
-    parse_pairs_json_output,
     parse_probabilities,
 )
 from predictors.core.spec import PredictorSpec
@@ -285,18 +285,27 @@ def parse_answer(
     StructureFormatError
         With a message saying what is wrong (wrong length, a pair index outside the sequence, ...).
     """
+    try:
+        return _parse_answer(output_format, text, sequence, request_id)
+    except StructureFormatError:
+        raise
+    except RecursionError:
+        raise StructureFormatError("the answer is nested too deeply") from None
+    except (ValueError, TypeError, OverflowError, IndexError, KeyError, AttributeError) as exc:
+        # Never an exception of another kind: it would re-queue the prediction forever (issue 26).
+        raise StructureFormatError(f"{type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def _parse_answer(output_format: str, text: str, sequence: str, request_id: str | None) -> ParsedPrediction:
     stripped = text.strip()
     if not stripped:
         raise StructureFormatError("the answer is empty")
     if stripped[0] == "{":  # a dot-bracket line may start with "[" (a pseudoknot), never with "{"
-        try:
-            data = json.loads(stripped)
-        except (json.JSONDecodeError, RecursionError) as exc:
-            raise StructureFormatError(f"invalid JSON: {exc}") from None
+        data = load_json(stripped)  # huge integers, NaN, deep nesting: a StructureFormatError
         if not isinstance(data, dict):
             raise StructureFormatError("the JSON answer must be an object with 'structure' or 'pairs'")
         if request_id is not None and "id" in data and str(data["id"]) != request_id:
-            raise StructureFormatError(f"the answer is for job {data['id']!r}, not {request_id!r}")
+            raise StructureFormatError(f"the answer is for job {str(data['id'])[:100]!r}, not {request_id!r}")
         if "structure" in data:
             if not isinstance(data["structure"], str):
                 raise StructureFormatError("'structure' must be a string in the declared output format")
@@ -306,7 +315,10 @@ def parse_answer(
                 parsed = ParsedPrediction(parsed.structure, parse_probabilities(probs, len(sequence)))
             return parsed
         if "pairs" in data:
-            return parse_pairs_json_output(stripped, sequence)
+            structure = pair_json_structure(data, length=len(sequence))
+            probs = data.get("probabilities")
+            probabilities = None if probs is None else parse_probabilities(probs, len(sequence))
+            return ParsedPrediction(structure, probabilities)
         raise StructureFormatError("the JSON answer has neither 'structure' nor 'pairs'")
     return parse_output(output_format, text, sequence)
 
