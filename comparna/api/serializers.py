@@ -270,6 +270,17 @@ RankingRowSerializer = type(
         "losses": serializers.IntegerField(),
         "draws": serializers.IntegerField(),
         "unknown": serializers.IntegerField(),
+        "rank_low": serializers.IntegerField(
+            required=False, help_text="Lower end of the rank's 95 % interval (bootstrap of families)."
+        ),
+        "rank_high": serializers.IntegerField(required=False, help_text="Upper end of that interval."),
+        "decided_mcc": serializers.FloatField(
+            required=False,
+            allow_null=True,
+            help_text="Mean per-target MCC on exactly the targets that decided the method's place (its "
+            "pairwise sets with a win, loss or draw).",
+        ),
+        "decided_targets": serializers.IntegerField(required=False, help_text="The number of those targets."),
         **{
             m.name: serializers.FloatField(required=m.name == "mcc", help_text=f"{m.label}, pooled counts.")
             for m in POOLED
@@ -292,6 +303,9 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
     methods = serializers.SerializerMethodField()
     robustness = serializers.SerializerMethodField()
     conventions = serializers.SerializerMethodField()
+    protocol = serializers.SerializerMethodField()
+    clusters = serializers.SerializerMethodField()
+    protocol_2013 = serializers.SerializerMethodField()
 
     class Meta:
         model = RankingSnapshot
@@ -303,11 +317,29 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
             "computed_at",
             "seed",
             "inputs_hash",
+            "protocol",
+            "clusters",
             "methods",
             "robustness",
             "conventions",
+            "protocol_2013",
             "inputs",
         ]
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_protocol(self, obj: RankingSnapshot):
+        """"target" (the primary, target-level verdict) or "2013" (a snapshot stored before issue 27, whose
+        verdicts are the CompaRNA 2013 protocol's)."""
+        return obj.report.get("protocol") or "2013"
+
+    @extend_schema_field(OpenApiTypes.INT)
+    def get_clusters(self, obj: RankingSnapshot):
+        return obj.report.get("clusters")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_protocol_2013(self, obj: RankingSnapshot):
+        """The CompaRNA 2013 protocol's view (labelled; to reproduce the 2013 tables, not the ranking)."""
+        return obj.report.get("protocol_2013")
 
     @extend_schema_field(RankingRowSerializer(many=True))
     def get_methods(self, obj: RankingSnapshot):

@@ -281,7 +281,7 @@ def pair_extras(report: dict, a: str, b: str) -> dict:
     }
 
 
-def snapshot_data(snapshot: RankingSnapshot) -> dict:
+def _immutable_data(snapshot: RankingSnapshot) -> dict:
     """The serialised snapshot, cached for ever under its pk (snapshots are immutable)."""
     key = f"{CACHE_PREFIX}:snapshot:{snapshot.pk}"
     data = cache.get(key)
@@ -291,11 +291,31 @@ def snapshot_data(snapshot: RankingSnapshot) -> dict:
     return data
 
 
+def snapshot_state(pk: int, snapshot: RankingSnapshot | None = None) -> dict:
+    """Whether the snapshot is settled, with the definition's link — what changes while a snapshot stays the
+    same, so it is added to the immutable data on every answer (the ranking page's 30-second cache)."""
+    from comparna.services.pages.common import cache_get
+    from comparna.services.pages.ranking_status import ranking_live
+    from comparna.services.pages.rankings import state_fields
+
+    live = cache_get(f"ranking-live:{pk}")
+    if live is None:
+        if snapshot is None:
+            snapshot = RankingSnapshot.objects.select_related("dataset", "subset").get(pk=pk)
+        live = ranking_live(snapshot)
+    return state_fields(live["state"])
+
+
+def snapshot_data(snapshot: RankingSnapshot) -> dict:
+    """The serialised snapshot plus its current settled / provisional state."""
+    return {**_immutable_data(snapshot), **snapshot_state(snapshot.pk, snapshot)}
+
+
 def snapshot_data_by_pk(pk: int) -> dict:
     data = cache.get(f"{CACHE_PREFIX}:snapshot:{pk}")
     if data is None:
-        data = snapshot_data(RankingSnapshot.objects.select_related("dataset", "subset").get(pk=pk))
-    return data
+        return snapshot_data(RankingSnapshot.objects.select_related("dataset", "subset").get(pk=pk))
+    return {**data, **snapshot_state(pk)}
 
 
 LATEST_TTL_S = 30

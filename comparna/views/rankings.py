@@ -330,6 +330,7 @@ class RankingMatrixView(View):
 
     def get(self, request, dataset: str, subset: str, definition: str):
         snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+        live = ranking_live(snap)
 
         def render() -> str:
             return render_to_string(
@@ -340,11 +341,15 @@ class RankingMatrixView(View):
                     "definition": definition,
                     "snapshot": snap,
                     "matrix": pairwise_matrix(snap),
+                    "state": live["state"],
+                    "thresholds": thresholds,
+                    "protocol": snapshot_view(snap)[1],
                 },
                 request=request,
             )
 
-        return HttpResponse(cached(f"matrix-page:{snap.pk}:{int('snapshot' in request.GET)}", render))
+        key = f"matrix-page:{snap.pk}:{int('snapshot' in request.GET)}:{live['stamp']}"
+        return HttpResponse(cached(key, render, timeout=3600))
 
 
 class MethodComparisonView(TemplateView):

@@ -116,6 +116,15 @@ def test_rankings_latest_by_date_and_verdicts(client, site):
     row = next(r for r in latest if r["subset"] == "all")
     snap = RankingSnapshot.objects.get(pk=row["id"])
     assert row["methods"] == snap.report["methods"] and row["seed"] == snap.seed
+    # issue 27: every answer says whether the ranking is settled, with the definition's link, and which
+    # verdict its rows carry (the CompaRNA 2013 protocol's stays available beside it, labelled)
+    assert isinstance(row["settled"], bool) and row["state"] in ("settled", "provisional")
+    assert row["settled_definition_url"].endswith("#provisional") and row["settled_definition"]
+    assert row["protocol"] == "target" and row["protocol_2013"]["label"] == "CompaRNA 2013 protocol"
+    assert all("rank_low" in m and "decided_mcc" in m for m in row["methods"])
+    one = get(client, f"/api/rankings/{snap.pk}/")
+    assert one["settled"] == row["settled"] and one["clusters"] == snap.report["clusters"]
+    assert all("settled" in r for r in everything["results"])
     # as it stood ten days ago: the snapshot dated two weeks ago
     ten_days_ago = (dt.date.today() - dt.timedelta(days=10)).isoformat()
     old = get(client, "/api/rankings/latest/", dataset="rnastrand", subset="all", as_of=ten_days_ago)

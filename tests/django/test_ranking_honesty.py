@@ -306,3 +306,5 @@ def test_target_level_page_rank_interval_decided_mcc_and_the_labelled_2013_view(
     csv_url = reverse("ranking-download", args=["testset", "all", "extended", "csv"])
     table = list(csv.DictReader(io.StringIO(client.get(csv_url + f"?snapshot={snap.pk}").content.decode())))
     assert {r["settled"] for r in table} == {"False"} and {r["protocol"] for r in table} == {"target"}
+    matrix = client.get(reverse("ranking-matrix", args=["testset", "all", "extended"])).content.decode()
+    assert 'id="provisional-banner" data-state="provisional"' in matrix and "Holm-adjusted" in matrix

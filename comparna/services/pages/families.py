@@ -13,6 +13,7 @@ from comparna.rna import statistics
 from comparna.rna.families import FAMILIES, family_slug
 from comparna.services.leakage import COVERAGE, IDENTITY, latest_unseen
 from comparna.services.pages.common import UNASSIGNED_FAMILY, cached, method_directory
+from comparna.services.ranking_scope import is_ranked
 
 __all__ = ["family_breakdown", "family_ranking", "unseen_comparison"]
 
@@ -83,7 +84,22 @@ def family_breakdown(dataset: Dataset, definition: str) -> dict:
     subsets = {s.slug: s for s in Subset.objects.filter(dataset=dataset, slug__startswith="family-")}
     for f in data["families"]:
         f["subset"] = f"family-{f['slug']}" if f"family-{f['slug']}" in subsets else None
-    return {**data, "figure": _heatmap(data) if data["methods"] else None}
+    return {**data, "figure": _heatmap(data) if data["methods"] else None, "state": dataset_state(dataset)}
+
+
+def dataset_state(dataset: Dataset) -> dict:
+    """Settled or provisional for figures computed from a dataset's current scores (the families page):
+    provisional while a prediction of a public method on the dataset is unfinished (issue 27). Cached for
+    30 s, like the ranking pages' state."""
+    from comparna.services.progress import prediction_progress
+
+    def compute() -> dict:
+        pending = prediction_progress(dataset=dataset)["pending"]
+        plural = "s" if pending != 1 else ""
+        reasons = [f"{pending} prediction{plural} on this dataset still unfinished"] if pending else []
+        return {"settled": not pending, "label": "provisional" if pending else "settled", "reasons": reasons}
+
+    return cached(f"dataset-state:{dataset.pk}", compute, timeout=30)
 
 
 def family_ranking(data: dict, family: str) -> dict | None:
@@ -142,6 +158,8 @@ def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
             continue  # a method no longer public
         info = report.get("per_method", {}).get(name, {})
         u = unseen.get(name)
+        if u is not None and not is_ranked(u):
+            u = None  # only "?" verdicts on its unseen targets: no rank, not a shared first one
         move = None if u is None or name not in full else full[name] - u["rank"]
         out.append({
             "method": name, "pk": directory[name]["pk"], "full_rank": full.get(name),
@@ -149,8 +167,13 @@ def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
             "info": info, "declaration": info.get("declaration") or {},
             "not_ranked": report.get("not_ranked", {}).get(name, ""),
         })
+    state = None
+    if full_snapshot is not None:
+        from comparna.services.pages.ranking_status import ranking_live
+
+        state = ranking_live(full_snapshot)["state"]
     return {
-        "row": row, "methods": out, "full_snapshot": full_snapshot,
+        "row": row, "methods": out, "full_snapshot": full_snapshot, "state": state,
         "unavailable": report.get("unavailable", []), "screened_against": report.get("screened_against", []),
         "identity": report.get("identity_threshold", IDENTITY),
         "coverage": report.get("coverage_longer", COVERAGE),

@@ -259,11 +259,15 @@ def settled_fields(snapshot: RankingSnapshot) -> dict:
     """Whether what is derived from ``snapshot`` is final: ``{"settled", "state", "settled_reasons",
     "settled_definition", "settled_definition_url"}`` (:func:`comparna.services.progress.ranking_state`, read
     through the page's 30-second cache so that a download costs what the page costs)."""
+    return state_fields(ranking_live(snapshot)["state"])
+
+
+def state_fields(state: dict) -> dict:
+    """:func:`settled_fields` of a :func:`comparna.services.progress.ranking_state` result."""
     from django.urls import reverse
 
     from comparna.services.progress import SETTLED_DEFINITION
 
-    state = ranking_live(snapshot)["state"]
     return {
         "settled": bool(state["settled"]),
         "state": state["label"],
