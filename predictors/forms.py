@@ -13,7 +13,9 @@ import json
 
 from django import forms
 from django.core import signing
+from django.core.exceptions import ValidationError
 
+from predictors.core.limits import memory_limit_problem
 from predictors.core.parsers import PARSERS
 from predictors.core.spec import (
     MAX_MEMORY_LIMIT_MB,
@@ -86,6 +88,13 @@ def _spec_hash(spec: PredictorSpec) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
+
+def validate_memory_limit(value: int) -> None:
+    """Refuse a memory limit above what this host gives a run (its memory, read now, minus headroom)."""
+    problem = memory_limit_problem(value)
+    if problem:
+        raise ValidationError(problem[0].upper() + problem[1:] + ".")
+
 class PredictorForm(forms.Form):
     """Everything of a single-sequence :class:`PredictorSpec`, plus the test sequence and ``active``."""
 
@@ -116,7 +125,8 @@ class PredictorForm(forms.Form):
         initial=300, min_value=0.1, max_value=MAX_TIME_LIMIT_S, label="Time limit (s)"
     )
     memory_limit_mb = forms.IntegerField(
-        initial=2048, min_value=16, max_value=MAX_MEMORY_LIMIT_MB, label="Memory limit (MB)"
+        initial=2048, min_value=16, max_value=MAX_MEMORY_LIMIT_MB, label="Memory limit (MB)",
+        validators=[validate_memory_limit],
     )
     image = forms.CharField(required=False, max_length=200, help_text="Container image (optional).")
     citation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))

@@ -22,9 +22,19 @@ log = logging.getLogger(__name__)
 def clean_leftovers_on_start(**_kwargs) -> None:
     """Each new pool process (also one replacing a killed child) removes the run dirs and cgroups of
     workers known dead, killing whatever still runs in those cgroups."""
+    _clean_leftovers()
+
+
+def _clean_leftovers() -> None:
+    """Remove leftovers of dead workers; a failure is logged, never raised (it must not stop a worker's
+    start or a sweep: the next one tries again)."""
     from predictors.core.workspace import clean_leftovers
 
-    removed = clean_leftovers()
+    try:
+        removed = clean_leftovers()
+    except Exception:  # noqa: BLE001 - see the docstring
+        log.exception("cleaning leftovers of dead workers failed")
+        return
     if any(removed.values()):
         log.warning("removed leftovers of dead workers: %s", removed)
 
@@ -66,10 +76,9 @@ def dispatch_predictions_task() -> int:
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=240, time_limit=300)
 def requeue_stuck_predictions_task() -> dict:
-    """Periodic sweep: predictions whose worker died or whose message was lost are queued again."""
-    from predictors.core.workspace import clean_leftovers
-
-    clean_leftovers()
+    """Periodic sweep: predictions whose worker died or whose message was lost are queued again (after
+    removing what dead workers left behind, which never stops the sweep)."""
+    _clean_leftovers()
     return requeue_stuck_predictions()
 
 

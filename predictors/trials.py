@@ -94,7 +94,13 @@ def execute_test_run(*, trial_id: str) -> TrialRun:
         trial.worker = process_token()
         trial.save(update_fields=["status", "started_at", "worker"])
     spec = PredictorSpec.from_dict(trial.spec)
-    trial.result = outcome(spec, trial.sequence)
+    try:
+        trial.result = outcome(spec, trial.sequence)
+    except Exception as exc:  # noqa: BLE001 - a test run ends recorded, never left "running" (issue 26)
+        message = f"the test run could not finish: {type(exc).__name__}: {exc}"
+        trial.result = {
+            "ok": False, "status": "error", "message": message[:MESSAGE_CHARS], "sequence": trial.sequence
+        }
     if trial.result.get("pairs") is not None:
         trial.result["score"] = score_against_reference(trial.sequence, trial.result["pairs"])
     trial.status = TrialRun.Status.DONE

@@ -20,7 +20,13 @@ from predictors.core.spec import (
     PLACEHOLDERS,
     PredictorSpec,
 )
-from predictors.forms import _PROBLEM_FIELDS, TEST_SEQUENCE, TEST_SEQUENCE_MAX_LENGTH, parse_argv
+from predictors.forms import (
+    _PROBLEM_FIELDS,
+    TEST_SEQUENCE,
+    TEST_SEQUENCE_MAX_LENGTH,
+    parse_argv,
+    validate_memory_limit,
+)
 from predictors.sandbox_help import program_problem
 from predictors.trials import no_alignment_message, reference_targets, stored_alignment
 
@@ -162,7 +168,8 @@ class OwnerMethodForm(forms.Form):
         help_text="Per target (web services: one request with its retries, at most 600 s).",
     )
     memory_limit_mb = forms.IntegerField(
-        initial=2048, min_value=16, max_value=MAX_MEMORY_LIMIT_MB, label="Memory limit (MB)"
+        initial=2048, min_value=16, max_value=MAX_MEMORY_LIMIT_MB, label="Memory limit (MB)",
+        validators=[validate_memory_limit],
     )
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
     citation = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))

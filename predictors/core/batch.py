@@ -282,6 +282,7 @@ def _run_launch(
         else:  # died before its first target: what the launch printed tells why
             one = Execution(stderr_tail=_tail(rundir.stderr))
         one.exit_code, one.signal, one.timed_out, one.oom = ex.exit_code, ex.signal, ex.timed_out, ex.oom
+        one.job_dir_full = ex.job_dir_full
         one.limits, one.resources = limits, ex.resources
         one.runtime_s = watched["runtime_s"] if watched["target"] == culprit else ex.runtime_s
         results[launch[culprit][0]] = runner._finish(spec, replace(job, sequence=launch[culprit][1]), one)

@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from predictors.core.job import JOB_MOUNT, Job
+from predictors.core.limits import effective_memory_mb
 from predictors.core.process import ProcessRunner, decode_wrapped_returncode, sandbox_env
+from predictors.core.sandbox import DEFAULT_SHM_MB as SHM_MB
 from predictors.core.sandbox import SANDBOX_GID, SANDBOX_UID, program_mounts
 from predictors.core.spec import PredictorSpec
 from predictors.core.workspace import CGROUP_RE, process_token, token_alive
@@ -107,6 +109,7 @@ class ContainerRunner(ProcessRunner):
             raise FileNotFoundError(f"predictor {spec.name!r} names no container image")
         cpu = int(spec.time_limit_s) + 2
         out_cap = self.output_limit_mb * 2**20
+        mem_mb = effective_memory_mb(spec.memory_limit_mb)  # never above the host's memory (issue 26)
         cmd = [exe, "run", "--rm", "--pull", "never", "--name", self._container_name(job)]
         if self.runtime:
             cmd += ["--runtime", self.runtime]
@@ -117,9 +120,11 @@ class ContainerRunner(ProcessRunner):
             "--tmpfs",
             f"/tmp:rw,size={self.tmp_size_mb}m,mode=1777",
             "--memory",
-            f"{spec.memory_limit_mb}m",
+            f"{mem_mb}m",
             "--memory-swap",
-            f"{spec.memory_limit_mb}m",
+            f"{mem_mb}m",
+            "--shm-size",
+            f"{SHM_MB}m",
             "--pids-limit",
             str(self.max_processes),
             "--cpus",
@@ -186,7 +191,8 @@ class ContainerRunner(ProcessRunner):
             "image": spec.image,
             "address_space_mb": None,
             "rlimit_nproc": None,
-            "container_memory_mb": spec.memory_limit_mb,
+            "container_memory_mb": effective_memory_mb(spec.memory_limit_mb),
+            "dev_shm_mb": SHM_MB,
             "container_pids_max": self.max_processes,
             "container_cpus": 1,
             "uid": SANDBOX_UID,

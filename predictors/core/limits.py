@@ -7,7 +7,8 @@ Limits applied to every run (and recorded in :attr:`RunResult.limits`):
 - CPU time (RLIMIT_CPU) a little above the wall limit, so a CPU-bound program is stopped even if the
   wall-clock watchdog were late;
 - address space (RLIMIT_AS) = ``spec.memory_limit_mb``, plus a memory cgroup with the same limit when the
-  cgroup hierarchy is writable (counts tmpfs files too);
+  cgroup hierarchy is writable (counts tmpfs files too), both clamped to :func:`memory_ceiling_mb` (the
+  host's memory, read at run time, minus headroom): a spec never gets more than the machine has;
 - processes: a pids cgroup (``pids.max``) when writable. RLIMIT_NPROC is set as well but counts every
   process of the uid and is ignored for root, so the sandbox first drops root to a uid of its own
   (``SANDBOX_UID``);
@@ -31,6 +32,76 @@ from pathlib import Path
 from typing import Any
 
 from predictors.core.workspace import cgroup_name, remove_cgroup_dir
+
+#: Memory kept for the worker, the database and the other runs: a quarter of the host's, at least 1 GiB.
+MEMORY_HEADROOM_FRACTION = 0.25
+MEMORY_HEADROOM_MIN_MB = 1024
+#: A deployment may set a lower ceiling (e.g. several workers on one host): ``COMPARNA_MEMORY_CEILING_MB``.
+MEMORY_CEILING_ENV = "COMPARNA_MEMORY_CEILING_MB"
+
+
+def host_memory_mb() -> int | None:
+    """The memory this worker can have, in MB: ``MemTotal`` of /proc/meminfo, or less when a memory cgroup of
+    this process (or one above it) is limited lower. None when it cannot be read (not Linux)."""
+    total = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                total = int(line.split()[1]) // 1024
+                break
+    except (OSError, ValueError, IndexError):
+        return None
+    own = own_cgroup_paths()
+    candidates = []
+    if "memory" in own:
+        candidates.append((RunCgroups.ROOT / "memory", own["memory"], "memory.limit_in_bytes"))
+    if "" in own:
+        candidates.append((RunCgroups.ROOT, own[""], "memory.max"))
+    for root, rel, fname in candidates:
+        d = root / rel.lstrip("/")
+        while True:
+            with contextlib.suppress(OSError, ValueError):
+                text = (d / fname).read_text().strip()
+                if text != "max":
+                    limit = int(text) // 2**20
+                    total = limit if total is None else min(total, limit)
+            if d == root or root not in d.parents:
+                break
+            d = d.parent
+    return total
+
+
+def memory_ceiling_mb() -> int | None:
+    """The largest memory limit a run gets on this host (read now): the host's memory
+    (:func:`host_memory_mb`) minus :data:`MEMORY_HEADROOM_FRACTION` of it (at least
+    :data:`MEMORY_HEADROOM_MIN_MB`), or the lower ``COMPARNA_MEMORY_CEILING_MB``. None when the host's
+    memory cannot be read."""
+    total = host_memory_mb()
+    ceiling = None
+    if total is not None:
+        ceiling = max(16, total - max(MEMORY_HEADROOM_MIN_MB, int(total * MEMORY_HEADROOM_FRACTION)))
+    configured = os.environ.get(MEMORY_CEILING_ENV, "").strip()
+    if configured.isdigit() and int(configured) >= 16:
+        ceiling = int(configured) if ceiling is None else min(ceiling, int(configured))
+    return ceiling
+
+
+def memory_limit_problem(memory_limit_mb: object) -> str | None:
+    """Why a method may not ask for ``memory_limit_mb`` on this host (registration), or None when it may."""
+    ceiling = memory_ceiling_mb()
+    if isinstance(memory_limit_mb, int) and ceiling is not None and memory_limit_mb > ceiling:
+        return (
+            f"memory limit of {memory_limit_mb} MB is more than this server gives a run: at most "
+            f"{ceiling} MB (its memory minus what the server itself needs)"
+        )
+    return None
+
+
+def effective_memory_mb(memory_limit_mb: int) -> int:
+    """The memory limit a run really gets: the spec's, clamped to :func:`memory_ceiling_mb` (a spec stored
+    before the ceiling, or registered on a bigger host, still runs, within this host's memory)."""
+    ceiling = memory_ceiling_mb()
+    return memory_limit_mb if ceiling is None else min(memory_limit_mb, ceiling)
 
 
 def own_cgroup_paths() -> dict[str, str]:

@@ -21,11 +21,18 @@ from typing import Any
 
 from comparna.rna.structure import StructureFormatError
 from predictors.core.job import MESSAGE_MAX_CHARS, PROGRAM_ROOT, REPO_ROOT, Job, RunResult, bounded
-from predictors.core.limits import RunCgroups, make_preexec, reap_namespace, subreaper
+from predictors.core.limits import (
+    RunCgroups,
+    effective_memory_mb,
+    make_preexec,
+    memory_ceiling_mb,
+    reap_namespace,
+    subreaper,
+)
 from predictors.core.parsers import parse_output
 from predictors.core.spec import PredictorSpec
 from predictors.core.venvs import venvs_dir
-from predictors.core.workspace import OutputRejected, make_stager, new_run_dir, read_job_file
+from predictors.core.workspace import OutputRejected, make_stager, new_run_dir, read_job_file, work_dir_full
 
 STDERR_TAIL_BYTES = 4096
 STDOUT_KEEP_BYTES = 64 * 1024
@@ -46,6 +53,8 @@ class Execution:
     stderr_tail: str = ""
     stdout_head: str = ""
     oom: bool = False
+    #: The work dir's tmpfs was full when the run ended (the per-run quota, see workspace.new_run_dir).
+    job_dir_full: bool = False
     limits: dict[str, Any] = field(default_factory=dict)
     resources: dict[str, Any] = field(default_factory=dict)
     infrastructure_error: str | None = None
@@ -196,7 +205,8 @@ class ProcessRunner:
         ex = Execution()
         out_cap = self.output_limit_mb * 2**20
         cpu = int(spec.time_limit_s) + 2 if cpu_s is None else cpu_s
-        mem = spec.memory_limit_mb * 2**20
+        mem_mb = effective_memory_mb(spec.memory_limit_mb)  # never above the host's memory (issue 26)
+        mem = mem_mb * 2**20
         drop_to = self._drop_to()
         uid = drop_to[0] if drop_to else os.getuid()
         rlimits = [
@@ -222,7 +232,7 @@ class ProcessRunner:
             self._prepare(job)
             job = replace(job, staged=tuple(self._stage(job)))
             argv = self._command(spec, job, inner, info_w, fds)
-            cgroups = RunCgroups(self.max_processes, spec.memory_limit_mb) if self.use_cgroups else None
+            cgroups = RunCgroups(self.max_processes, mem_mb) if self.use_cgroups else None
             if cgroups is not None and cgroups.pids_dir is not None:
                 # RLIMIT_NPROC counts every process of the uid, i.e. of all runs side by side (and, on a
                 # shared machine, of other checkouts): with a per-run pids cgroup it would only make
@@ -236,13 +246,17 @@ class ProcessRunner:
                 "isolation": self.isolation,
                 "wall_s": spec.time_limit_s,
                 "cpu_s": cpu,
-                "address_space_mb": spec.memory_limit_mb,
+                "address_space_mb": mem_mb,
+                "memory_mb": mem_mb,
+                "memory_ceiling_mb": memory_ceiling_mb(),
                 "file_size_mb": self.output_limit_mb,
                 "rlimit_nproc": self.max_processes if nproc_enforced else None,
                 "cgroup_pids_max": self.max_processes if cgroups and cgroups.pids_dir else None,
-                "cgroup_memory_mb": spec.memory_limit_mb if cgroups and cgroups.memory_dir else None,
+                "cgroup_memory_mb": mem_mb if cgroups and cgroups.memory_dir else None,
                 "cgroup_version": cgroups.version if cgroups and cgroups.dirs else None,
                 "uid": uid,
+                # The work dir's tmpfs (None: a plain directory, e.g. a worker that is not root).
+                "job_dir_mb": rundir.quota_mb if Path(job.workdir) == rundir.work else None,
             }
             ex.limits.update(self._extra_limits(spec))
             stdout_path, stderr_path = rundir.stdout, rundir.stderr
@@ -296,6 +310,7 @@ class ProcessRunner:
                 ex.runtime_s = time.monotonic() - start
             rc = proc.returncode
             ex.exit_code, ex.signal = self._decode_returncode(rc)
+            ex.job_dir_full = ex.limits["job_dir_mb"] is not None and work_dir_full(job.workdir)
             if cgroups is not None:
                 ex.oom = cgroups.oom_killed()
                 ex.resources = cgroups.measurements()
@@ -364,6 +379,12 @@ class ProcessRunner:
             return replace(
                 base, status="failed", message=f"output exceeded the {self.output_limit_mb} MB limit"
             )
+        if ex.job_dir_full:
+            return replace(
+                base,
+                status="failed",
+                message=f"disk quota exceeded: the job directory is limited to {ex.limits['job_dir_mb']} MB",
+            )
         if ex.timed_out:
             return replace(
                 base, status="timeout", message=f"wall-clock limit of {spec.time_limit_s:g} s exceeded"
@@ -378,13 +399,15 @@ class ProcessRunner:
             return replace(
                 base,
                 status="failed",
-                message=f"memory limit of {spec.memory_limit_mb} MB exceeded (killed by the kernel)",
+                message=f"memory limit of {ex.limits.get('memory_mb', spec.memory_limit_mb)} MB exceeded "
+                "(killed by the kernel)",
             )
         if ex.signal == signal.SIGKILL and self.isolation == "container":
             return replace(
                 base,
                 status="failed",
-                message=f"killed by SIGKILL (likely the container memory limit, {spec.memory_limit_mb} MB)",
+                message="killed by SIGKILL (likely the container memory limit, "
+                f"{ex.limits.get('memory_mb', spec.memory_limit_mb)} MB)",
             )
         if ex.signal is not None:
             return replace(base, status="failed", message=f"killed by {signal_name(ex.signal)}")

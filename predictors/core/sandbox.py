@@ -38,6 +38,8 @@ SANDBOX_GID = SANDBOX_UID
 SANDBOX_PACKAGES = ("predictors/programs", "comparna/rna", "predictors/core/venvs.py")
 #: What a program may see of the host's /etc: the dynamic linker's cache, the ``alternatives`` links of
 #: /usr/bin and the time zone. Users and groups are replaced by a two-line passwd/group of our own.
+#: Size of the sandbox's ``/dev/shm`` (see :class:`SandboxRunner`).
+DEFAULT_SHM_MB = 16
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf")
 
 
@@ -126,16 +128,28 @@ class SandboxRunner(ProcessRunner):
         repository root, ``.git`` and the data directory are refused.
     tmp_size_mb : int
         Size of the private /tmp (tmpfs).
+    shm_size_mb : int
+        Size of ``/dev/shm`` (POSIX shared memory and semaphores, e.g. of ``multiprocessing``). bubblewrap's
+        ``--dev`` makes ``/dev`` a tmpfs of no set size; it is remounted read-only and ``/dev/shm`` gets a
+        tmpfs of this size, so no writable place of the sandbox is unbounded (issue 26).
     """
 
     name = "sandbox-bwrap"
     isolation = "bubblewrap"
     uses_info_fd = True
 
-    def __init__(self, *, extra_ro_binds: tuple[str, ...] = (), tmp_size_mb: int = 256, **kwargs: Any):
+    def __init__(
+        self,
+        *,
+        extra_ro_binds: tuple[str, ...] = (),
+        tmp_size_mb: int = 256,
+        shm_size_mb: int = DEFAULT_SHM_MB,
+        **kwargs: Any,
+    ):
         super().__init__(**kwargs)
         self.extra_ro_binds = tuple(extra_ro_binds)
         self.tmp_size_mb = tmp_size_mb
+        self.shm_size_mb = shm_size_mb
 
     @staticmethod
     def available() -> bool:
@@ -205,7 +219,9 @@ class SandboxRunner(ProcessRunner):
             fds.append(fd)
             cmd += ["--ro-bind-data", str(fd), f"/etc/{name}"]
         tmp_size = str(self.tmp_size_mb * 2**20)
-        cmd += ["--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--tmpfs", "/tmp"]
+        shm_size = str(self.shm_size_mb * 2**20)
+        cmd += ["--proc", "/proc", "--dev", "/dev", "--size", shm_size, "--tmpfs", "/dev/shm"]
+        cmd += ["--remount-ro", "/dev", "--size", tmp_size, "--tmpfs", "/tmp"]
         # After /tmp: a checkout under /tmp is bound into the private /tmp, not hidden by it.
         staged = dict(job.staged)
         for host, inside in program_mounts(self.extra_ro_binds):
@@ -223,6 +239,7 @@ class SandboxRunner(ProcessRunner):
             "network": "none",
             "filesystem": "read-only system and programs, writable /job, private /tmp",
             "tmp_size_mb": self.tmp_size_mb,
+            "dev_shm_mb": self.shm_size_mb,
         }
 
     def _decode_returncode(self, rc: int) -> tuple[int | None, int | None]:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import logging
 import os
 import re
 import secrets
-import shutil
 import signal
 import stat
 import tempfile
@@ -27,6 +27,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from predictors.core.removal import remove_tree
+
+log = logging.getLogger(__name__)
+try:
+    _libc = ctypes.CDLL(None, use_errno=True)
+except OSError:  # not Linux/glibc
+    _libc = None
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _TOKEN = r"[0-9a-f]{8}\.[0-9]+\.[0-9]+\.[0-9]+"
@@ -123,9 +131,14 @@ def token_alive(token: str) -> bool | None:
 # -- run directories ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunDir:
-    """One run's directory: ``work/`` (the program's), ``stdout`` and ``stderr`` (the worker's)."""
+    """One run's directory: ``work/`` (the program's), ``stdout`` and ``stderr`` (the worker's).
+
+    ``quota_mb`` is the size of the tmpfs mounted on ``work/`` (see :func:`new_run_dir`), None when the
+    work dir is a plain directory of the jobs root (a worker that is not root cannot mount).
+    """
 
     path: Path
+    quota_mb: int | None = None
 
     @property
     def work(self) -> Path:
@@ -139,12 +152,44 @@ class RunDir:
     def stderr(self) -> Path:
         return self.path / "stderr"
 
-    def remove(self) -> None:
-        shutil.rmtree(self.path, ignore_errors=True)
+    def remove(self) -> bool:
+        """Remove the run directory; never raises (see :func:`remove_tree`). False when something is left."""
+        return remove_tree(self.path)
+
+
+#: Size of a run's work dir (``/job``) when the worker can mount it as a tmpfs: ``COMPARNA_JOB_DIR_MB``.
+DEFAULT_JOB_DIR_MB = 256
+#: Files and directories a run's work dir may hold (a tmpfs inode costs memory and removal time).
+JOB_DIR_INODES = 100_000
+_MS_NOSUID, _MS_NODEV = 2, 4
+
+
+def job_dir_quota_mb() -> int:
+    """The per-run size of the work dir in MB: ``COMPARNA_JOB_DIR_MB`` or :data:`DEFAULT_JOB_DIR_MB`."""
+    configured = os.environ.get("COMPARNA_JOB_DIR_MB", "").strip()
+    return int(configured) if configured.isdigit() and int(configured) > 0 else DEFAULT_JOB_DIR_MB
+
+
+def _mount_quota(work: Path, size_mb: int) -> bool:
+    """Mount a size-limited tmpfs on ``work`` (root only): what a run writes to its work dir is bounded in
+    total, not only per file (RLIMIT_FSIZE); full, the program gets ENOSPC and the host disk is untouched.
+    Its pages are charged to the memory cgroup of the program that writes them."""
+    if _libc is None or os.geteuid() != 0:
+        return False
+    options = f"size={size_mb * 2**20},nr_inodes={JOB_DIR_INODES},mode=0700,uid=0,gid=0".encode()
+    if _libc.mount(b"comparna-job", os.fsencode(work), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
+        err = ctypes.get_errno()
+        log.warning("cannot mount the job-dir tmpfs on %s: %s; no quota", work, os.strerror(err))
+        return False
+    return True
 
 
 def new_run_dir() -> RunDir:
-    """A fresh run directory (0711; its ``work/`` 0700) under :func:`jobs_root`, named after this process."""
+    """A fresh run directory (0711; its ``work/`` 0700) under :func:`jobs_root`, named after this process.
+
+    A root worker mounts a tmpfs of :func:`job_dir_quota_mb` on ``work/`` (the per-run disk quota, issue 26);
+    :meth:`RunDir.remove` and :func:`clean_leftovers` detach it.
+    """
     root = jobs_root()
     while True:
         path = root / f"run-{process_token()}-{secrets.token_hex(4)}"
@@ -154,7 +199,17 @@ def new_run_dir() -> RunDir:
             continue
         os.chmod(path, 0o711)  # whatever the umask: the sandbox uid traverses it to its work dir
         os.mkdir(path / "work", 0o700)
-        return RunDir(path)
+        quota = job_dir_quota_mb()
+        return RunDir(path, quota if _mount_quota(path / "work", quota) else None)
+
+
+def work_dir_full(workdir: Path, *, margin_bytes: int = 64 * 1024) -> bool:
+    """Whether the tmpfs of a work dir is (nearly) full: the program ran into the job-dir quota."""
+    try:
+        st = os.statvfs(workdir)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize <= margin_bytes or (st.f_files > 0 and st.f_favail <= 1)
 
 
 def cgroup_name() -> str:
@@ -217,16 +272,25 @@ def clean_leftovers() -> dict[str, int]:
     """Kill and remove the per-run cgroups and run directories whose owning process is known dead.
 
     Safe to call at any time from any worker: what belongs to a live process, or to a process this one
-    cannot check (another host or container), is left alone. Returns the numbers removed.
+    cannot check (another host or container), is left alone. Never raises: a leftover that cannot be
+    removed is counted in ``failed`` (and logged) and the sweep goes on with the others; the next sweep
+    tries it again. Returns the numbers removed.
     """
-    removed = {"run_dirs": 0, "cgroups": 0}
+    removed = {"run_dirs": 0, "cgroups": 0, "failed": 0}
     for parent in _own_cgroup_dirs():
-        with contextlib.suppress(OSError):
-            for d in parent.iterdir():
-                m = CGROUP_RE.match(d.name)
+        try:
+            children = list(parent.iterdir())
+        except OSError:
+            continue
+        for d in children:
+            m = CGROUP_RE.match(d.name)
+            try:
                 if m and d.is_dir() and token_alive(m["token"]) is False:
                     _kill_cgroup(d)
                     removed["cgroups"] += 1
+            except Exception as exc:  # noqa: BLE001 - one bad leftover must not stop the sweep
+                log.warning("could not remove cgroup %s: %s", d, exc)
+                removed["failed"] += 1
     try:
         root = jobs_root()
         entries = list(root.iterdir())
@@ -235,8 +299,10 @@ def clean_leftovers() -> dict[str, int]:
     for d in entries:
         m = RUN_DIR_RE.match(d.name)
         if m and token_alive(m["token"]) is False:
-            shutil.rmtree(d, ignore_errors=True)
-            removed["run_dirs"] += 1
+            if remove_tree(d):
+                removed["run_dirs"] += 1
+            else:
+                removed["failed"] += 1
     return removed
 
 
@@ -312,10 +378,6 @@ def read_job_file(workdir: Path, relpath: str, *, uid: int, cap: int) -> bytes |
 # and they vanish with the sandbox.
 _CLONE_NEWNS = 0x00020000
 _MS_BIND, _MS_REC, _MS_PRIVATE = 4096, 16384, 1 << 18
-try:
-    _libc = ctypes.CDLL(None, use_errno=True)
-except OSError:  # not Linux/glibc
-    _libc = None
 
 
 def stage_points(rundir: RunDir, sources: list[Path]) -> list[tuple[Path, Path]]:
