@@ -326,6 +326,14 @@ LOGIN_REDIRECT_URL = "owner-home"
 LOGOUT_REDIRECT_URL = "home"
 # E-mail confirmation links stay valid this long.
 OWNER_CONFIRM_MAX_AGE_S = int(os.environ.get("COMPARNA_CONFIRM_MAX_AGE_S", str(3 * 24 * 3600)))
+# Sign-in throttling (comparna.owners.throttle): failures counted per account and per client address in the
+# cache; either limit reached locks those sign-ins for LOGIN_LOCKOUT_S. Behind a reverse proxy, list its
+# addresses in COMPARNA_TRUSTED_PROXIES (comma-separated) so the client's address is read from
+# X-Forwarded-For (else every client would share the proxy's address and its count).
+LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("COMPARNA_LOGIN_FAILURES_PER_ACCOUNT", "5"))
+LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("COMPARNA_LOGIN_FAILURES_PER_ADDRESS", "20"))
+LOGIN_LOCKOUT_S = int(os.environ.get("COMPARNA_LOGIN_LOCKOUT_S", "900"))
+TRUSTED_PROXIES = [a.strip() for a in os.environ.get("COMPARNA_TRUSTED_PROXIES", "").split(",") if a.strip()]
 # Uploaded container image archives: size cap and cap of everything decompressed from one. The checked
 # copies are kept in COMPARNA_IMAGES_DIR (default <data dir>/images; predictors.core.owner_image), which
 # every worker host must share; predictors never see it.

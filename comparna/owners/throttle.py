@@ -37,8 +37,17 @@ def _keys(username: str, address: str) -> tuple[str, str]:
 
 
 def client_address(request) -> str:
-    """The address the request came from (the socket's peer: a header could name any address)."""
-    return request.META.get("REMOTE_ADDR", "") if request is not None else ""
+    """The address the request came from: the socket's peer, or behind a trusted proxy
+    (``settings.TRUSTED_PROXIES``) the last address of X-Forwarded-For that is not one (a header from
+    anyone else could name any address, so it is read only from the proxies)."""
+    if request is None:
+        return ""
+    peer = request.META.get("REMOTE_ADDR", "")
+    trusted = set(getattr(settings, "TRUSTED_PROXIES", ()))
+    if peer not in trusted:
+        return peer
+    hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if h.strip()]
+    return next((hop[:64] for hop in reversed(hops) if hop not in trusted), peer)
 
 
 def locked_out(*, username: str, address: str) -> bool:

@@ -71,6 +71,21 @@ def test_sign_in_is_locked_per_address_across_accounts_and_on_the_admin():
     assert not ok and LOCKED in r.content.decode()
 
 
+def test_behind_a_trusted_proxy_the_forwarded_client_address_is_counted(settings):
+    settings.TRUSTED_PROXIES = ["10.0.0.2"]
+    User.objects.create_user("dave", "dave@lab.example", PASSWORD)
+
+    def via_proxy(username, password, client_address):
+        client = Client(REMOTE_ADDR="10.0.0.2", HTTP_X_FORWARDED_FOR=f"198.51.100.1, {client_address}")
+        client.post("/account/login/", {"username": username, "password": password})
+        return "_auth_user_id" in client.session
+
+    for k in range(12):
+        via_proxy(f"user{k}", "guess", "203.0.113.50")
+    assert not via_proxy("dave", PASSWORD, "203.0.113.50")  # that client's address is locked
+    assert via_proxy("dave", PASSWORD, "203.0.113.51")  # not everyone behind the proxy
+
+
 def test_sign_up_says_the_same_whether_the_address_has_an_account(django_capture_on_commit_callbacks):
     User.objects.create_user("alice", "alice@lab.example", PASSWORD)
 
