@@ -37,7 +37,7 @@ def test_no_test_or_bench_reads_outside_the_checkout():
     offenders = []
     for rel in tracked("tests", "bench", "scripts", "Makefile", ".ci"):
         path = REPO / rel
-        if path.suffix in (".gz", ".tar", ".tsv") or not path.is_file():
+        if path.suffix in (".gz", ".tar", ".tsv") or not path.is_file() or path == Path(__file__):
             continue
         text = path.read_text(errors="replace")
         for pattern in OUTSIDE_PATTERNS:
