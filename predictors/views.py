@@ -18,10 +18,12 @@ FAILURE_STATES = (
 MAX_FAILURES_LISTED = 200
 
 
-def status_counts(version) -> dict[str, int]:
-    """Prediction counts of ``version`` per status, in the order of :class:`Prediction.Status`."""
+def status_counts(version, user=None) -> dict[str, int]:
+    """Prediction counts of ``version`` per status, in the order of :class:`Prediction.Status` (those
+    ``user`` may see: self-reported uploads only for the method's owner)."""
     rows = dict(
-        Prediction.objects.filter(method_version=version)
+        Prediction.objects.visible_to(user)
+        .filter(method_version=version)
         .values_list("status")
         .annotate(n=Count("id"))
         .values_list("status", "n")
@@ -36,12 +38,16 @@ class MethodStatusView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        method = get_object_or_404(Method.objects.visible_to(self.request.user), name=kwargs["name"])
+        user = self.request.user
+        method = get_object_or_404(Method.objects.visible_to(user), name=kwargs["name"])
         current = method.current_version
-        counts = status_counts(current) if current else {}
+        counts = status_counts(current, user) if current else {}
         total = sum(counts.values())
         pending = counts.get("queued", 0) + counts.get("running", 0)
         failures = []
+        older = method.versions.filter(is_current=False).order_by("-created_at")
+        if not (user.is_authenticated and method.owner_id == user.pk):
+            older = older.filter(pending_review=False)  # a version awaiting approval is its owner's business
         if current is not None:
             failures = list(
                 Prediction.objects.filter(method_version=current, status__in=FAILURE_STATES)
@@ -58,9 +64,6 @@ class MethodStatusView(TemplateView):
             n_failures=sum(counts.get(s.value, 0) for s in FAILURE_STATES),
             failures=failures,
             max_failures=MAX_FAILURES_LISTED,
-            older=[
-                (v, sum(status_counts(v).values()))
-                for v in method.versions.filter(is_current=False).order_by("-created_at")
-            ],
+            older=[(v, sum(status_counts(v, user).values())) for v in older],
         )
         return ctx

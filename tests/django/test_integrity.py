@@ -124,6 +124,8 @@ def test_an_uploaded_reference_is_self_reported_seen_by_its_owner_and_nowhere_pu
     assert "No scored prediction yet." in page and "perf-length" not in page
     listing = body_of(anon.get(reverse("method-predictions", args=[method.pk])))
     assert all(t.source_id not in listing for t in targets)
+    status = anon.get("/methods/BobWeb/status/").context
+    assert ("ok", 0) in [(s, n) for _, s, n in status["counts"]] and status["total"] == 0
 
     # rankings, comparisons and the family page: computed from public scores only
     recompute_rankings(dataset=ds)
@@ -264,6 +266,8 @@ def test_a_published_methods_new_program_stays_private_until_staff_approve_it(
     api = anon.get(f"/api/methods/{method.pk}/").json()
     assert [v["fingerprint"] for v in api["versions"]] == [approved.fingerprint]
     assert "--mode mea" not in body_of(anon.get(reverse("method-detail", args=[method.pk])))
+    assert anon.get("/methods/BobFold/status/").context["older"] == []
+    assert [v for v, _ in owner.get("/methods/BobFold/status/").context["older"]] == [pending]
     page = body_of(owner.get(reverse("owner-method", args=[method.pk])))
     assert 'id="pending-review"' in page and "mea" in page
     assert owner.get(f"/api/owner/methods/{method.pk}/").json()["version"]["pending_review"] is True
