@@ -355,3 +355,9 @@ REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
     "comparna.owners.auth.OwnerTokenAuthentication",
     "rest_framework.authentication.SessionAuthentication",
 ]
+# JSON nested too deeply to decode is a 400, not a 500 (issue 26); forms and multipart as DRF's default.
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "comparna.api.parsers.BoundedJSONParser",
+    "rest_framework.parsers.FormParser",
+    "rest_framework.parsers.MultiPartParser",
+]

@@ -213,6 +213,22 @@ def test_owner_upload_and_callback_of_unparsable_numbers_answer_400(body, reason
     assert prediction.status == Prediction.Status.QUEUED and not prediction.pairs
 
 
+UPLOAD_URLS = ["/api/owner/predictions/", "/api/owner/callback/", "/api/blind/predictions/"]
+
+
+@pytest.mark.parametrize("url", UPLOAD_URLS)
+def test_a_request_body_nested_too_deeply_answers_400(url):
+    bob, api = _owner("bob")
+    method = _web_method("BobWeb", bob)
+    target = make_target(SEQ, "((((...))))", dataset=make_dataset("strand"))
+    prediction = Prediction.objects.create(method_version=method.current_version, target=target)
+    if url == "/api/owner/callback/":
+        api = Client(HTTP_AUTHORIZATION=f"Token {callback_token(prediction.pk)}")
+    body = '{"method": 1, "target": 1, "format": "pairs", "structure": ' + "[" * 5000 + "]" * 5000 + "}"
+    r = api.post(url, body, content_type="application/json")
+    assert r.status_code == 400 and "nested too deeply" in r.json()["detail"], r.content[:300]
+
+
 def test_blind_submission_of_a_5000_digit_integer_answers_400(settings):
     release = dt.date(2024, 1, 10)
     settings.CLOCK = f"2024-01-07T22:00:00Z@{time.time():.3f}x1"
