@@ -176,7 +176,8 @@ def schedule_ranks(
 ) -> dict[int, int]:
     """The schedule rank of every target in ``wanted`` (``info``: target -> (dataset, length)): a target
     already queued for another method keeps its rank (a late method catches up there first); new targets
-    are ranked after every existing one (:func:`predictors.scheduling.assign_ranks`)."""
+    are ranked from the front of the queue, the lowest rank not yet sent, so their dataset takes turns with
+    the backlog already queued (:func:`predictors.scheduling.assign_ranks`)."""
     needed = sorted({t for ids in wanted.values() for t in ids})
     if not needed:
         return {}
@@ -188,10 +189,22 @@ def schedule_ranks(
             .annotate(rank=Min("schedule_rank"))
             .values_list("target_id", "rank")
         )
-    top = Prediction.objects.aggregate(top=Max("schedule_rank"))["top"]
     methods = [MethodCost.from_spec(v.spec) for v in wanted]
     candidates = [Candidate(t, info[t][0] or 0, info[t][1]) for t in needed]
-    return assign_ranks(candidates, methods, existing=existing, next_rank=0 if top is None else top + 1)
+    return assign_ranks(candidates, methods, existing=existing, next_rank=queue_front())
+
+
+def queue_front() -> int:
+    """The lowest schedule rank of a queued prediction not yet sent (never below 0: the blind track's
+    priority rank is its own), or the rank after every existing one when nothing waits."""
+    waiting = Prediction.objects.filter(
+        status=Prediction.Status.QUEUED, dispatched_at__isnull=True, schedule_rank__gte=0
+    )  # the index prediction_dispatch (status, dispatched_at, schedule_rank) answers this at its first entry
+    front = waiting.aggregate(front=Min("schedule_rank"))["front"]
+    if front is not None:
+        return front
+    top = Prediction.objects.aggregate(top=Max("schedule_rank"))["top"]
+    return 0 if top is None else max(top + 1, 0)
 
 
 def dispatch_predictions(*, window: int | None = None) -> int:

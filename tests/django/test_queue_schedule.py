@@ -29,9 +29,9 @@ def sent(monkeypatch):
     return out
 
 
-def targets(n: int, *, long_every: int = 4):
+def targets(n: int, *, long_every: int = 4, dataset_slug: str = "testset"):
     """n targets, every ``long_every``-th longer than HotKnots' 200-nt limit."""
-    dataset = make_dataset()
+    dataset = make_dataset(dataset_slug)
     out = []
     for k in range(n):
         length = 240 + k if k % long_every == 0 else 20 + 3 * k
@@ -110,3 +110,33 @@ def test_sweep_resends_lost_messages_and_tops_up_the_window(sent, settings):
     out = requeue_stuck_predictions(lost_after_s=0)
     assert out["resent"] == 4 and sorted(x for x in sent if x != "dispatch") == sorted(first)
     assert Prediction.objects.filter(dispatched_at__isnull=True).count() == 6
+
+
+def test_a_dataset_queued_behind_a_backlog_takes_turns_with_it(sent, settings):
+    """Issue 28: ArchiveII imported a minute after RNA STRAND got nothing for 35 minutes; now the second
+    dataset's blocks share ranks with the first's from the first rank not yet sent."""
+    settings.PREDICTION_DISPATCH_WINDOW = 16
+    versions = sync_predictors(specs=[get_spec("RNAfold-MFE"), get_spec("LinearFold-V")])
+    first = targets(40, long_every=10**6)
+    assert queue_predictions(versions=versions, targets=first) == 80
+    run([x for x in sent if x != "dispatch"])  # one block of both methods done
+    front = Prediction.objects.filter(dispatched_at__isnull=True).order_by("schedule_rank")[0].schedule_rank
+    second = targets(40, long_every=10**6, dataset_slug="second")  # another dataset, queued a while later
+    assert {t.dataset_id for t in second} != {t.dataset_id for t in first}
+    assert queue_predictions(versions=versions, targets=second) == 80
+    ranks_first = set(Prediction.objects.filter(target__in=first, dispatched_at__isnull=True)
+                      .values_list("schedule_rank", flat=True))
+    ranks_second = set(Prediction.objects.filter(target__in=second).values_list("schedule_rank", flat=True))
+    assert min(ranks_second) == front == min(ranks_first)
+    # 40 targets each (5 blocks): the second's blocks side by side with the first's 4 left, then its last
+    assert ranks_second == set(range(front, front + 5)) and ranks_first == set(range(front, front + 4))
+    # what is sent next alternates between the datasets block by block, not one after the other
+    run([x for x in sent if x != "dispatch"])
+    sent.clear()
+    while dispatch_predictions():
+        run([x for x in sent if x != "dispatch"])
+    order = [Prediction.objects.get(pk=x).target.dataset_id for x in sent if x != "dispatch"]
+    assert len(order) + 32 >= Prediction.objects.filter(schedule_rank__gte=front).count()
+    a, b = first[0].dataset_id, second[0].dataset_id
+    for k in range(0, 64, 32):  # every rank: each method's jobs on a block of each dataset
+        assert order[k : k + 32].count(a) == order[k : k + 32].count(b) == 16, order[k : k + 32]

@@ -108,15 +108,16 @@ def test_ranks_are_blocks_of_the_order_per_dataset_and_existing_targets_keep_the
     assert ranks[5] == 0 and ranks[30] == 3
     first = [t for t in lengths if t <= 20 and t != 5]
     second = [t for t in lengths if t > 20 and t != 30]
-    # dataset 1 (lower group) first, in blocks of BLOCK_TARGETS, then dataset 2
-    assert max(ranks[t] for t in first) < min(ranks[t] for t in second)
-    assert min(ranks[t] for t in first) == 10
-    by_rank = {}
-    for t in first:
-        by_rank.setdefault(ranks[t], []).append(t)
-    assert all(len(ts) == BLOCK_TARGETS for r, ts in by_rank.items() if r < max(by_rank))
-    order = stratified_order({t: lengths[t] for t in first}, [CUBIC])
-    assert [ranks[t] for t in order] == sorted(ranks[t] for t in order)
+    # the datasets take turns: each in blocks of BLOCK_TARGETS from next_rank on, block k of both at one rank
+    assert min(ranks[t] for t in first) == min(ranks[t] for t in second) == 10
+    for part in (first, second):
+        by_rank = {}
+        for t in part:
+            by_rank.setdefault(ranks[t], []).append(t)
+        assert sorted(by_rank) == list(range(10, 10 + len(by_rank)))
+        assert all(len(ts) == BLOCK_TARGETS for r, ts in by_rank.items() if r < max(by_rank))
+        order = stratified_order({t: lengths[t] for t in part}, [CUBIC])
+        assert [ranks[t] for t in order] == sorted(ranks[t] for t in order)
 
 
 def simulate(jobs: dict[tuple[int, int], int], pids: dict[tuple[int, int], int]) -> list[tuple[int, int]]:
