@@ -26,6 +26,7 @@ SCHEDULE_MODULES = (
     "comparna.scheduled",
     "comparna.blind.scheduled",
     "comparna.owners.scheduled",
+    "comparna.ops.scheduled",
     "predictors.scheduled",
     "ingest.scheduled",
 )

@@ -80,11 +80,14 @@ INSTALLED_APPS = [
     "comparna.snapshots",
     "comparna.blind",
     "comparna.owners",
+    "comparna.ops",
     "predictors",
     "ingest",
 ]
 
 MIDDLEWARE = [
+    # /healthz, /readyz, /metrics for probes on the internal address (no host check, no HTTPS redirect)
+    "comparna.ops.middleware.OpsEndpointsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "comparna.middleware.ContentSecurityPolicyMiddleware",
     "comparna.middleware.RejectNulMiddleware",
@@ -215,6 +218,8 @@ CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "3600"))
 CELERY_TASK_SOFT_TIME_LIMIT = CELERY_TASK_TIME_LIMIT - 60
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
+# Beat records its heartbeat (its last tick) for /readyz (comparna/ops/heartbeats.py).
+CELERY_BEAT_SCHEDULER = "comparna.ops.heartbeats:HeartbeatScheduler"
 CELERY_BEAT_SCHEDULE: dict = {}  # filled from <app>/scheduled.py in comparna/scheduled.py
 CELERY_TIMEZONE = "UTC"
 
@@ -228,10 +233,19 @@ CDHIT_EST_2D = os.environ.get("COMPARNA_CDHIT_EST_2D", "cd-hit-est-2d")
 SNAPSHOT_DIR = Path(os.environ.get("COMPARNA_SNAPSHOT_DIR", DATA_DIR / "snapshots"))
 RANKING_SEED = int(os.environ.get("COMPARNA_RANKING_SEED", "20130301"))
 
+# One logging config: JSON lines (comparna/ops/logs.py, with the prediction/target/method ids passed as
+# ``extra``) unless COMPARNA_LOG_FORMAT=text; Celery's handlers get the same formatter (comparna/celery.py).
+LOG_FORMAT = os.environ.get("COMPARNA_LOG_FORMAT", "json").lower()
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        "json": {"()": "comparna.ops.logs.JsonFormatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "json" if LOG_FORMAT == "json" else "text"}
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("COMPARNA_LOG_LEVEL", "INFO")},
 }
 

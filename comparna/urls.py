@@ -48,6 +48,7 @@ urlpatterns = [
     path("", include("predictors.urls")),
     path("", include("comparna.owners.urls")),
     path("", include("ingest.urls")),
+    path("", include("comparna.ops.urls")),
     path("admin/", admin.site.urls),
     # Browsers ask for it on pages without an icon link (the admin's): no icon, but no 404 either.
     path("favicon.ico", cache_control(max_age=86400)(lambda request: HttpResponse(status=204))),

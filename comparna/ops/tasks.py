@@ -1,0 +1,18 @@
+"""Periodic tasks of comparna.ops (queue ``default``)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from celery import shared_task
+from django.utils import timezone
+
+
+@shared_task(acks_late=True, time_limit=600, soft_time_limit=570, ignore_result=True)
+def refresh_gauges_task() -> float:
+    """Recompute the stored gauges of ``/metrics``; forget heartbeats of processes gone for a week."""
+    from comparna.ops.gauges import refresh_gauges
+    from comparna.ops.models import Heartbeat
+
+    Heartbeat.objects.filter(seen_at__lt=timezone.now() - timedelta(days=7)).delete()
+    return refresh_gauges().duration_s

@@ -1,0 +1,20 @@
+"""docker-compose's healthchecks use the operations endpoints and commands (docs/operations.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_every_app_service_has_a_healthcheck_of_its_own_kind():
+    services = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+    tests = {name: " ".join(svc.get("healthcheck", {}).get("test", [])) for name, svc in services.items()}
+    assert "/healthz" in tests["web"]
+    for name in ("worker-predict", "worker-default", "worker-families"):
+        queue = name.removeprefix("worker-")
+        assert f"manage.py healthcheck --worker {queue}@$$(hostname)" in tests[name]
+        assert f"{queue}@%h" in services[name]["command"]  # the name the worker's heartbeat row carries
+    assert "healthcheck --beat" in tests["beat"]
