@@ -6,9 +6,11 @@ import logging
 
 from celery import shared_task
 
+from comparna.models import RankingSnapshot
 from comparna.services.leakage import recompute_unseen
 from comparna.services.rankings import recompute_rankings
 from comparna.snapshots.lifecycle import make_snapshot_if_changed
+from comparna.snapshots.models import DatasetSnapshot
 from predictors.models import Prediction
 
 
@@ -17,17 +19,31 @@ def recompute_rankings_task() -> int:
     """Nightly: store a new ranking snapshot for every subset whose inputs changed; returns how many.
 
     Datasets whose rankings changed also get a new dataset snapshot (only if their rows changed), so the
-    archived rankings match the archived data.
+    archived rankings match the archived data: when the dataset is settled, and once as soon as its first
+    ranking exists (so a downloader has its predictions hours before the backlog drains; the archive's
+    contents count what was still queued).
     """
     results = recompute_rankings()
     for dataset in {snap.dataset for snap, new in results if new}:
         pending = Prediction.objects.filter(
             target__dataset=dataset, status__in=[Prediction.Status.QUEUED, Prediction.Status.RUNNING]
         )
-        if not pending.exists():  # archive settled data only, not every batch of a running backlog
+        # archive settled data, not every batch of a running backlog; but a first one early
+        if not pending.exists() or not has_snapshot_since_first_ranking(dataset):
             make_snapshot_if_changed(dataset)
     try:  # the leakage-aware rankings (a new row only where their inputs changed)
         recompute_unseen()
     except Exception:  # never lose the full rankings and snapshots stored above; retried next run
         logging.getLogger(__name__).exception("unseen rankings failed")
     return sum(1 for _, new in results if new)
+
+
+def has_snapshot_since_first_ranking(dataset) -> bool:
+    """Whether a dataset snapshot with predictions was reserved (and not failed) after the dataset's first
+    stored ranking: the import's own snapshot, made before any prediction finished, does not count."""
+    first = RankingSnapshot.objects.filter(dataset=dataset).order_by("computed_at").values("computed_at")[:1]
+    return (
+        DatasetSnapshot.objects.filter(dataset=dataset, include_predictions=True, created_at__gte=first)
+        .exclude(status=DatasetSnapshot.Status.FAILED)
+        .exists()
+    )

@@ -137,6 +137,8 @@ def write_snapshot_archive(
         "scores": n_scores,
         "rankings": [],
         "multiplet_references": {},
+        # predictions of public methods still to come when it was taken (0: the dataset was settled)
+        "unfinished_predictions": unfinished_predictions(dataset),
     }
     meta = {
         "format": FORMAT_NAME,
@@ -382,4 +384,15 @@ def render_readme(dataset: Dataset, meta: dict, root: str) -> str:
         definitions=", ".join(dataset.definitions) or "none",
         filters=filters,
         software="\n".join(f"- {k} {v}" for k, v in meta["software"].items()),
+    )
+
+
+def unfinished_predictions(dataset: Dataset) -> int:
+    """Predictions of public methods' current versions on ``dataset`` still queued, running or awaiting an
+    upload: a snapshot taken with some is provisional (its page and the archive's contents say how many)."""
+    unfinished = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
+    return (
+        Prediction.objects.public()
+        .filter(target__dataset=dataset, method_version__is_current=True, status__in=unfinished)
+        .count()
     )

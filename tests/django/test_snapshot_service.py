@@ -329,3 +329,47 @@ def test_make_snapshot_command_errors(scored, tmp_path):
     call_command("make_snapshot", "snapset", "--if-changed", stdout=stdout)
     call_command("make_snapshot", "snapset", "--if-changed", stdout=stdout)
     assert "snapshot 1" in stdout.getvalue() and "unchanged" in stdout.getvalue()
+
+
+def test_first_snapshot_as_soon_as_a_ranking_exists_then_only_when_settled(scored, monkeypatch):
+    """Issue 28: a dataset whose backlog takes hours gets a downloadable snapshot with its first ranking
+    (marked provisional with what is still to come); later ones wait until it is settled."""
+    from comparna import pipeline
+    from comparna.snapshots.lifecycle import build_snapshot
+    from comparna.tasks import recompute_rankings_task
+
+    monkeypatch.setattr(
+        pipeline, "snapshot_reserved",
+        lambda *, snapshot_id: build_snapshot(snapshot=DatasetSnapshot.objects.get(pk=snapshot_id)),
+    )
+    gamma = MethodVersion.objects.get(method__name="Gamma(seed)", is_current=True)
+    targets = list(Target.objects.filter(dataset=scored).order_by("pk"))
+    # an import-time snapshot exists from before any ranking: it does not count as the first one
+    import_time = DatasetSnapshot.objects.create(dataset=scored, number=1, status=DatasetSnapshot.Status.DONE)
+    old = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+    DatasetSnapshot.objects.filter(pk=import_time.pk).update(created_at=old)
+    queued = [Prediction.objects.create(method_version=gamma, target=t) for t in targets[10:]]
+    assert all(p.status == Prediction.Status.QUEUED for p in queued)
+
+    assert recompute_rankings_task() > 0  # the default seed: new rankings
+    first = DatasetSnapshot.objects.filter(dataset=scored).exclude(pk=import_time.pk).get()
+    assert first.status == DatasetSnapshot.Status.DONE and first.contents["unfinished_predictions"] == 4
+    assert verify_archive(snapshot_path(first), expected_sha256=first.sha256).ok
+
+    # more results while the backlog still runs: rankings change, no new dataset snapshot
+    done = queued.pop()
+    done.status, done.pairs = Prediction.Status.OK, targets[-1].references.get(definition="extended").pairs
+    done.save()
+    score_prediction(prediction=done)
+    assert recompute_rankings_task() > 0
+    assert DatasetSnapshot.objects.filter(dataset=scored).count() == 2
+
+    # settled: the next ranking brings the settled snapshot
+    for p in queued:
+        p.status, p.error = Prediction.Status.FAILED, "crashed"
+        p.save()
+    Prediction.objects.filter(pk=queued[0].pk).update(status=Prediction.Status.OK, pairs="")
+    score_prediction(prediction=Prediction.objects.get(pk=queued[0].pk))
+    assert recompute_rankings_task() > 0
+    settled = DatasetSnapshot.objects.filter(dataset=scored).order_by("-number").first()
+    assert settled.number == first.number + 1 and settled.contents["unfinished_predictions"] == 0
