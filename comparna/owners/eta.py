@@ -1,47 +1,42 @@
-"""When an owner's queued predictions should be done: an estimate from the workers' measured throughput.
+"""When an owner's queued predictions should be done: the estimate every page gives, from one computation.
 
-The workers' recent rate is the number of predictions (of every method) that finished in the last
-:data:`WINDOW_MINUTES` minutes, divided by the time measured (the window, or less when the first of them
-started inside it). The queue is shared, and the order in which queued predictions are taken is the
-scheduler's business, so the estimate is an upper bound: the owner's predictions are done at the latest
-when everything queued now (of active methods: a deactivated method's predictions wait) is done,
-``queued everywhere / rate``. With nothing finished in the window there
+The workers' throughput and the ETA come from :func:`comparna.services.progress.prediction_progress` — the
+computation the home page and the ranking pages use (issue 27: the home page said 297 predictions/min and
+5 h 37 min while an owner's page said 1256/min and 1 h 22 min, because this module counted "too long"
+outcomes, recorded without running anything, as throughput and measured over its own span). Here it runs
+with ``include_private=True``: the same workers run development methods, so their predictions count too;
+with none of those the owner's estimate and the home page's are the same numbers.
+
+The queue is shared, and the order in which queued predictions are taken is the scheduler's business, so
+the estimate is an upper bound: the owner's predictions are done at the latest when everything the workers
+still have to run (queued or running, of active methods) is done. With nothing finished in the window there
 is no estimate (workers stopped or idle), and the message says so rather than inventing one.
-
-The window and the wording of durations are those of :mod:`comparna.services.progress` (the public pages'
-progress); the rate here counts every method's predictions, development ones included, since the same
-workers run them all.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Min
 from django.utils import timezone
 
-from comparna.services.progress import WINDOW_MINUTES, eta_text
-from predictors.models import MethodVersion, Prediction
+from comparna.services.progress import WINDOW_MINUTES, WORKER_QUEUE, eta_text, prediction_progress
+from predictors.models import MethodVersion
 
 #: Predictions the workers still have to run (uploads a web service owes are not the workers' work).
-QUEUED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
+QUEUED = WORKER_QUEUE
 
 
 def recent_rate(*, now: dt.datetime | None = None, window_minutes: float = WINDOW_MINUTES) -> dict:
     """``{"finished", "minutes", "per_minute"}``: predictions finished in the window and the rate
-    (``per_minute`` None when none finished)."""
-    now = now or timezone.now()
-    since = now - dt.timedelta(minutes=window_minutes)
-    recent = Prediction.objects.filter(finished_at__gte=since, finished_at__lte=now).exclude(
-        status__in=(*QUEUED, Prediction.Status.AWAITING)
-    )
-    agg = recent.aggregate(first=Min("started_at"))
-    n = recent.count()
-    if n == 0:
-        return {"finished": 0, "minutes": window_minutes, "per_minute": None}
-    start = max(since, agg["first"]) if agg["first"] else since
-    minutes = max((now - start).total_seconds() / 60, 1.0)
-    return {"finished": n, "minutes": minutes, "per_minute": n / minutes}
+    (``per_minute`` None when none finished), as :func:`comparna.services.progress.prediction_progress`
+    measures them."""
+    progress = prediction_progress(now=now, window_minutes=window_minutes, include_private=True)
+    return {
+        "finished": progress["recent"],
+        "minutes": progress["measured_minutes"],
+        "per_minute": progress["rate_per_min"],
+        "queued_total": progress["workers_left"],
+    }
 
 
 def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict:
@@ -52,8 +47,8 @@ def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict
     """
     now = now or timezone.now()
     mine = version.predictions.filter(status__in=QUEUED).count()
-    total = Prediction.objects.filter(status__in=QUEUED, method_version__method__active=True).count()
     rate = recent_rate(now=now)
+    total = rate["queued_total"]
     if mine == 0:
         return {"mine": 0, "queued_total": total, "rate": rate, "minutes": 0.0, "text": "nothing queued"}
     if rate["per_minute"] is None:

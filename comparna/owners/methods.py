@@ -18,8 +18,9 @@ from comparna.owners.accounts import _mail, absolute
 from comparna.owners.models import OwnerProfile
 from comparna.owners.names import NAME_UNAVAILABLE, conflicts, name_problem, normalise_name
 from comparna.rna import statistics
-from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
+from comparna.rna.ranking import MIN_COMMON, CountsTable, target_level_ranking
+from comparna.services.uncertainty import cluster_labels
 from predictors.models import Method, MethodVersion, Prediction, public_prediction_q
 from predictors.publication import propose_version
 from predictors.services import queue_predictions, register_spec
@@ -221,7 +222,8 @@ class OwnerComparison:
 def compare_with_public(
     *, method: Method, other: Method, subset: Subset, definition: str, seed: int
 ) -> OwnerComparison:
-    """CompaRNA's pairwise test (Wilcoxon on 40 subsample MCCs, as in the rankings) and the paired
+    """The rankings' target-level test (clustered Wilcoxon signed-rank on per-target MCC differences, families
+    as units, α of :mod:`comparna.rna.thresholds`; one pair, so no multiplicity adjustment) and the paired
     statistics of two methods' scores on the targets both have scored; ``other`` must be public (and only
     its publicly counted scores are used: not its owner's self-reported uploads)."""
     if not other.is_public:
@@ -232,10 +234,15 @@ def compare_with_public(
         | (Q(prediction__method_version=other.current_version) & public_prediction_q("prediction__")),
         definition=definition,
         prediction__target__subsets=subset,
-    ).values_list("prediction__method_version_id", "prediction__target__source_id", "mcc", *ENGINE_COUNTS)
+    ).values_list(
+        "prediction__method_version_id", "prediction__target__source_id", "prediction__target_id", "mcc",
+        *ENGINE_COUNTS,
+    )
     by_target: dict[str, dict[int, tuple]] = {}
-    for vid, sid, mcc, *counts in rows:
+    target_pk: dict[str, int] = {}
+    for vid, sid, tid, mcc, *counts in rows:
         by_target.setdefault(sid, {})[versions[vid]] = (mcc, counts)
+        target_pk[sid] = tid
     common = sorted(sid for sid, d in by_target.items() if len(d) == 2)
     n = len(common)
     a = np.array([by_target[s][0][0] for s in common])
@@ -250,16 +257,16 @@ def compare_with_public(
     )
     verdict, pvalue = "?", None
     if n >= MIN_COMMON:
-        mcc_a, mcc_b, _ = pair_replicate_mccs(table, 0, 1, seed)
-        with np.errstate(invalid="ignore"):
-            p = float(wilcoxon_pvalues(mcc_a[None, :], mcc_b[None, :])[0])
-        diff = float((mcc_a - mcc_b).mean())
+        labels = cluster_labels((target_pk[sid], sid) for sid in common)
+        result = target_level_ranking(table, clusters=[labels[target_pk[sid]] for sid in common], seed=seed)
+        p = float(result.p_values[0, 1])
         pvalue = None if np.isnan(p) else p
-        verdict = (
-            ("better" if diff > 0 else "worse")
-            if pvalue is not None and p < ALPHA and diff
-            else "no difference shown"
-        )
+        verdict = {
+            "+": "better",
+            "-": "worse",
+            "=": "no difference shown",
+            "?": "too few targets or families to tell",
+        }[str(result.verdicts[0, 1])]
     paired = statistics.compare_paired(a, b, seed=seed) if n >= 3 else None
     return OwnerComparison(
         subset=subset,

@@ -4,9 +4,15 @@ Every page that shows progress reads it here (home, rankings; others may import 
 
 - **Throughput** is measured, not assumed: the predictions that finished in the last :data:`WINDOW_MINUTES`
   minutes (not counting "too long", recorded without running anything), per method and overall, divided
-  by the time they were measured over (the window, or less when the first of them started within it).
-- **ETA** = unfinished predictions / throughput. With nothing finished in the window there is no estimate
-  (stopped workers, or nothing running), and the page says so.
+  by **one** measuring time for all of them: the window, or less when the first of them (of any method)
+  started within it. Per-method rates therefore add up to the overall rate and differ exactly when the
+  methods' counts differ (issue 27: with a span per method, a method that had just started one batch of 16
+  showed "16.0 per minute" like every other). Every page — home, rankings, the owner's method page
+  (:mod:`comparna.owners.eta`, ``include_private=True``: the workers run development methods too) — reads
+  this one computation.
+- **ETA** = predictions the workers still have to run (queued or running, of active methods) / throughput.
+  With nothing finished in the window there is no estimate (stopped workers, or nothing running), and the
+  page says so.
 - **Settled**: a ranking snapshot is *settled* when no prediction of an active method's current version on
   the subset's targets is queued, running or awaiting an upload, and the snapshot's inputs are the current
   ones (recomputing it now would give the same ranking). Until then it is *provisional*.
@@ -23,10 +29,12 @@ from django.utils import timezone
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.services.rankings import build_counts_table, inputs_hash
-from predictors.models import Prediction
+from predictors.models import Method, Prediction
 
 WINDOW_MINUTES = 15
 UNFINISHED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
+#: What the workers still have to run (the ETA's numerator).
+WORKER_QUEUE = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
 
 SETTLED_DEFINITION = (
     "Settled means: no prediction of an active method on this subset's targets is queued, running or "
@@ -66,6 +74,7 @@ def prediction_progress(
     subset: Subset | None = None,
     window_minutes: float = WINDOW_MINUTES,
     now: dt.datetime | None = None,
+    include_private: bool = False,
 ) -> dict:
     """Predictions of public methods (on a dataset's or subset's targets, or all) by state, per method, with
     the measured throughput and the ETA of the unfinished ones.
@@ -76,7 +85,8 @@ def prediction_progress(
     prediction finished in the window while some are unfinished).
     """
     now = now or timezone.now()
-    qs = Prediction.objects.public()
+    # what the workers run: development methods' predictions too (the owner's page), else what counts publicly
+    qs = Prediction.objects.exclude(self_reported=True) if include_private else Prediction.objects.public()
     if dataset is not None:
         qs = qs.filter(target__dataset=dataset)
     if subset is not None:
@@ -100,12 +110,19 @@ def prediction_progress(
         .order_by()
     }
 
-    def rate(n: int, first: dt.datetime | None) -> tuple[float | None, float]:
-        span = window_minutes
-        if first is not None and first > since:
-            span = max((now - first).total_seconds() / 60.0, 1.0)
-        return (n / span if n else None), span
+    # one measuring time for every method and the total: from the first start among all of them
+    firsts = [f for _, f in recent.values() if f is not None]
+    span = window_minutes
+    if firsts and min(firsts) > since:
+        span = max((now - min(firsts)).total_seconds() / 60.0, 1.0)
 
+    def rate(n: int) -> float | None:
+        return n / span if n else None
+
+    # what the workers still have to run: queued or running predictions of active methods (a deactivated
+    # method's predictions wait; an upload a web service owes is not the workers' work)
+    active = set(Method.objects.filter(active=True).values_list("pk", flat=True))
+    workers_left = 0
     methods = []
     by_status: dict[str, int] = defaultdict(int)
     for (name, pk), counts in sorted(by_method.items(), key=lambda kv: kv[0][0].lower()):
@@ -113,8 +130,10 @@ def prediction_progress(
             by_status[status] += n
         total = sum(counts.values())
         pending = sum(counts.get(s, 0) for s in UNFINISHED)
-        n_recent, first = recent.get(name, (0, None))
-        r, _ = rate(n_recent, first)
+        n_recent, _ = recent.get(name, (0, None))
+        r = rate(n_recent)
+        queued = sum(counts.get(st, 0) for st in WORKER_QUEUE) if pk in active else 0
+        workers_left += queued
         methods.append(
             {
                 "method": name,
@@ -126,14 +145,14 @@ def prediction_progress(
                 "failed": total - pending - counts.get(Prediction.Status.OK, 0),
                 "recent": n_recent,
                 "rate_per_min": r,
-                "eta": _eta(pending, r, now),
+                # its own queue at its own measured rate (the same measuring time as every other method)
+                "eta": _eta(queued, r, now) if pk in active else None,
             }
         )
     total = sum(by_status.values())
     pending = sum(by_status.get(s, 0) for s in UNFINISHED)
     n_recent = sum(n for n, _ in recent.values())
-    firsts = [f for _, f in recent.values() if f is not None]
-    overall_rate, span = rate(n_recent, min(firsts) if firsts else None)
+    overall_rate = rate(n_recent)
     return {
         "total": total,
         "finished": total - pending,
@@ -144,7 +163,8 @@ def prediction_progress(
         "window_minutes": window_minutes,
         "measured_minutes": span,
         "rate_per_min": overall_rate,
-        "eta": _eta(pending, overall_rate, now),
+        "workers_left": workers_left,
+        "eta": _eta(workers_left, overall_rate, now),
         "methods": methods,
         "now": now,
     }

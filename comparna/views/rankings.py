@@ -383,6 +383,7 @@ class MethodComparisonView(TemplateView):
             a=a,
             b=b,
             comp=comp,
+            state=ranking_live(snap)["state"],
             fp_kinds=[
                 (
                     "fp_inconsistent",

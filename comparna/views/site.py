@@ -6,7 +6,7 @@ from django.db.models import Count
 from django.views.generic import TemplateView
 
 from comparna.models import Dataset, ImportRun
-from comparna.rna import ranking, statistics
+from comparna.rna import ranking, statistics, thresholds
 from comparna.services import progress
 from comparna.services.pages.common import LENGTH_BINS, cached
 from comparna.services.pages.rankings import rankings_at_a_glance
@@ -56,7 +56,10 @@ class AboutView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        ctx["conventions"] = ranking.engine_conventions()
+        ctx["conventions"] = ranking.target_conventions()  # the primary, target-level verdict
+        ctx["conventions_2013"] = ranking.engine_conventions()  # the CompaRNA 2013 protocol (a labelled view)
+        ctx["thresholds"] = thresholds
+        ctx["window_minutes"] = progress.WINDOW_MINUTES
         ctx["resamples"] = statistics.RESAMPLES
         ctx["confidence"] = int(statistics.CONFIDENCE * 100)
         ctx["length_bins"] = [label for _, _, label in LENGTH_BINS]

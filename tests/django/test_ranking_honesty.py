@@ -235,10 +235,20 @@ def test_progress_eta_from_measured_throughput_and_settling(client, world):
     per = {m["method"]: m for m in prog["methods"]}
     # nothing of Delta finished: no estimate rather than a made-up one
     assert per["Delta"]["eta"] is None and per["Delta"]["pending"] == 20
-    alpha_first = min(p.started_at for p in ran.filter(method_version__method__name="Alpha"))
-    alpha_span = (now - alpha_first).total_seconds() / 60
-    assert per["Alpha"]["recent"] == 17
-    assert per["Alpha"]["eta"]["minutes"] == pytest.approx(2 / (17 / alpha_span))
+    # one measuring time for every method (issue 27: a span per method made every method that had just
+    # started show the same rate): per-method rates differ as their counts do and add up to the total
+    assert (per["Alpha"]["recent"], per["Beta"]["recent"], per["Gamma"]["recent"]) == (17, 20, 20)
+    assert per["Alpha"]["rate_per_min"] == pytest.approx(17 / span)
+    assert per["Beta"]["rate_per_min"] == pytest.approx(20 / span) != per["Alpha"]["rate_per_min"]
+    assert sum(m["rate_per_min"] or 0 for m in per.values()) == pytest.approx(prog["rate_per_min"])
+    assert per["Alpha"]["eta"]["minutes"] == pytest.approx(2 / (17 / span))
+    # the owner's page reads the same computation (no development method here: the same numbers)
+    from comparna.owners.eta import queue_eta
+
+    owner = queue_eta(world["versions"]["Alpha"], now=now)
+    everywhere = prediction_progress(now=now)
+    assert owner["rate"]["per_minute"] == pytest.approx(everywhere["rate_per_min"])
+    assert owner["minutes"] == pytest.approx(everywhere["eta"]["minutes"])
     # nothing finished in the window: no estimate rather than a made-up one
     later = prediction_progress(subset=world["all"], now=now + dt.timedelta(hours=1))
     assert later["eta"] is None and later["pending"] == 22

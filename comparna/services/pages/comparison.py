@@ -11,11 +11,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from comparna.models import RankingSnapshot
-from comparna.rna import statistics
+from comparna.rna import statistics, thresholds
 from comparna.rna.clustered import pooled_mcc_difference
 from comparna.rna.metric_registry import pooled_scores
 from comparna.rna.metrics import PairCounts
-from comparna.rna.ranking import ALPHA, MIN_COMMON, CountsTable, pair_replicate_mccs, wilcoxon_pvalues
+from comparna.rna.ranking import (
+    ALPHA,
+    MIN_COMMON,
+    CountsTable,
+    pair_replicate_mccs,
+    target_conventions,
+    target_level_ranking,
+    wilcoxon_pvalues,
+)
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
 from comparna.rna.sequential import DIFFERENT, NO_DIFFERENCE
 from comparna.services.pages.common import (
@@ -73,12 +81,25 @@ class Comparison:
     verdict_note: str | None = None
 
 
-def pair_test(*, targets: list[str], scores: list[TargetScore], a: str, b: str, seed: int) -> dict:
-    """The ranking engine's test for one pair, with the snapshot's seed.
+def pair_test(
+    *,
+    targets: list[str],
+    scores: list[TargetScore],
+    a: str,
+    b: str,
+    seed: int,
+    clusters: dict[str, str] | None = None,
+    pairs_tested: int = 1,
+) -> dict:
+    """The ranking's test for one pair: the target-level clustered Wilcoxon signed-rank test (primary) and,
+    labelled, the CompaRNA 2013 protocol's test with the snapshot's seed.
 
     Builds the two-method counts table over ``targets`` (the subset's, by source id: the engine's order) from
     ``scores`` (the two methods' scores of the data compared), method names sorted as the engine sorts them,
-    so the replicate draws are those the ranking made for this pair.
+    so the 2013 replicate draws are those the ranking made for this pair. ``clusters`` maps a source id to
+    its family (:func:`comparna.services.uncertainty.cluster_labels`). The primary verdict here is adjusted
+    by Bonferroni over ``pairs_tested`` (the snapshot's tested pairs: the bound Holm's adjustment of the
+    ranking never exceeds); the page shows the snapshot's own Holm verdict when it has one.
     """
     names = sorted([a, b])
     t_ix = {sid: k for k, sid in enumerate(targets)}
@@ -92,30 +113,57 @@ def pair_test(*, targets: list[str], scores: list[TargetScore], a: str, b: str, 
         counts[m, k] = [s.counts[f] for f in ENGINE_COUNTS]
         present[m, k] = True
     table = CountsTable(tuple(names), tuple(targets), counts, present)
-    mcc_0, mcc_1, n = pair_replicate_mccs(table, 0, 1, seed)
+    labels = [(clusters or {}).get(t) or f"seq:{t}" for t in targets]
+    target = target_level_ranking(table, clusters=labels, seed=seed)
+    n = int(target.common[0, 1])
+    p_raw = target.p_values[0, 1]
     out = {
-        "n_common": int(n),
+        "n_common": n,
         "seed": seed,
         "alpha": ALPHA,
         "min_common": MIN_COMMON,
-        "method": "two-sided Wilcoxon signed-rank test on 40 paired MCCs of random 90 % subsamples",
+        "margin": thresholds.VERDICT_MARGIN,
+        "method": target_conventions()["test"],
+        "clusters": int(target.clusters[0, 1]),
+        "pairs_tested": pairs_tested,
     }
+    mcc_0, mcc_1, _ = pair_replicate_mccs(table, 0, 1, seed)
+    old = {"label": thresholds.PROTOCOL_2013_LABEL, "pvalue": None, "verdict": "?"}
     if n < MIN_COMMON:
-        return {**out, "pvalue": None, "verdict": "?", "replicates": []}
+        return {**out, "pvalue": None, "pvalue_adjusted": None, "power": None, "verdict": "?",
+                "reason": "few", "protocol_2013": old}
     with np.errstate(invalid="ignore"):
-        p = float(wilcoxon_pvalues(mcc_0[None, :], mcc_1[None, :])[0])
-    diff = float((mcc_0 - mcc_1).mean())
-    if not np.isnan(p) and p < ALPHA and diff != 0:
-        winner = names[0] if diff > 0 else names[1]
-        verdict = "+" if winner == a else "-"
-    else:
-        verdict = "="
+        p13 = float(wilcoxon_pvalues(mcc_0[None, :], mcc_1[None, :])[0])
+    diff13 = float((mcc_0 - mcc_1).mean())
     by_name = {names[0]: mcc_0, names[1]: mcc_1}
+    v13 = "="
+    if not np.isnan(p13) and p13 < ALPHA and diff13 != 0:
+        v13 = "+" if (names[0] if diff13 > 0 else names[1]) == a else "-"
+    old.update(pvalue=None if np.isnan(p13) else p13, verdict=v13,
+               mean_difference=float((by_name[a] - by_name[b]).mean()),
+               method="two-sided Wilcoxon signed-rank test on 40 paired MCCs of random 90 % subsamples")
+    adjusted = None if np.isnan(p_raw) else min(1.0, float(p_raw) * max(1, pairs_tested))
+    diff = float(target.mean_difference[0, 1])  # names[0] − names[1]
+    power = float(target.power[0, 1])
+    sign = 1.0 if names[0] == a else -1.0
+    # one pair alone: the engine's verdict is "+"/"-" exactly when the raw p is below α and the mean
+    # difference agrees with the signed-rank statistic; the adjusted p must be below α too
+    if adjusted is not None and adjusted < ALPHA and target.verdicts[0, 1] in ("+", "-"):
+        verdict = "+" if sign * diff > 0 else "-"
+        reason = ""
+    elif power >= thresholds.VERDICT_POWER:
+        verdict, reason = "=", ""
+    else:
+        verdict, reason = "?", "power"
     return {
         **out,
-        "pvalue": None if np.isnan(p) else p,
+        "pvalue": None if np.isnan(p_raw) else float(p_raw),
+        "pvalue_adjusted": adjusted,
+        "power": power,
         "verdict": verdict,
-        "mean_difference": float((by_name[a] - by_name[b]).mean()),
+        "reason": reason,
+        "mean_difference": sign * diff,
+        "protocol_2013": old,
         "replicates_a": by_name[a].tolist(),
         "replicates_b": by_name[b].tolist(),
     }
@@ -216,19 +264,41 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
             seed=seed,
             order=[label for _, _, label in LENGTH_BINS],
         )
-        test = pair_test(targets=targets, scores=scores, a=a.name, b=b.name, seed=seed)
-        verdict = snapshot.report.get("verdicts", {}).get(a.name, {}).get(b.name)
+        report = snapshot.report
+        target_view = report.get("protocol") == "target"
+        common_counts = report.get("common_targets", {})
+        tested = sum(
+            1 for x, row in common_counts.items() for y, k in row.items() if x < y and k >= MIN_COMMON
+        )
+        test = pair_test(
+            targets=targets, scores=scores, a=a.name, b=b.name, seed=seed,
+            clusters={r["source_id"]: r["cluster"] for r in rows}, pairs_tested=tested,
+        )
+        # the published verdict: the snapshot's target-level one (Holm across its matrix); a snapshot stored
+        # before issue 27 holds only the 2013 protocol's verdicts, which are not this page's verdict
+        verdict = report.get("verdicts", {}).get(a.name, {}).get(b.name) if target_view else None
+        if target_view:
+            test["pvalue_adjusted_snapshot"] = report.get("p_adjusted", {}).get(a.name, {}).get(b.name)
+            test["reason"] = report.get("verdict_reasons", {}).get(a.name, {}).get(b.name, test["reason"])
         primary, primary_note = test["verdict"], None
-        if source == "snapshot" and verdict is not None and verdict != test["verdict"]:
+        stored_p = report.get("p_values", {}).get(a.name, {}).get(b.name) if target_view else None
+        if source == "snapshot" and verdict is not None:
             # the snapshot's verdict is the one published; recomputing on its targets differs only when the
             # scores of its method versions were re-scored since
             primary = verdict
-            primary_note = (
-                f"recomputed on the same targets the test now gives “{test['verdict']}”: "
-                "these method versions were re-scored after the snapshot"
-            )
-        elif source == "live" and verdict is not None and verdict != test["verdict"]:
+            recomputed = test["pvalue"]
+            if stored_p is not None and recomputed is not None and not np.isclose(stored_p, recomputed):
+                primary_note = (
+                    f"recomputed on the same targets the test now gives p = {test['pvalue']:.3g} "
+                    f"(published {stored_p:.3g}): these method versions were re-scored after the snapshot"
+                )
+        elif verdict is not None and verdict != test["verdict"]:
             primary_note = f"the published snapshot #{snapshot.pk} says “{verdict}” (computed on other data)"
+        elif not target_view:
+            primary_note = (
+                f"snapshot #{snapshot.pk} predates the target-level verdicts; this verdict is recomputed "
+                f"here, Bonferroni-adjusted over its {tested} tested pairs"
+            )
         equivalence = None
         if rows:
             fields = ("tp", "fn", "fp", "fp_compatible", "tn")
