@@ -122,6 +122,9 @@ class UploadResult(serializers.Serializer):
     status = serializers.CharField()
     pairs = serializers.IntegerField()
     scores = serializers.DictField(help_text="MCC, F1, PPV, sensitivity per pair definition.")
+    self_reported = serializers.BooleanField(
+        help_text="Uploaded for a target whose reference is public: shown to you only, never ranked."
+    )
 
 
 def _owned(request, pk) -> Method:
@@ -156,6 +159,7 @@ def _store(prediction: Prediction, data: dict, source: str) -> Response:
             "status": stored.status,
             "pairs": len(parsed.structure.pairs),
             "scores": scores,
+            "self_reported": stored.self_reported,
         },
         status=201,
     )

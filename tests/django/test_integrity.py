@@ -108,7 +108,8 @@ def test_an_uploaded_reference_is_self_reported_seen_by_its_owner_and_nowhere_pu
             content_type="application/json",
         )
         assert r.status_code == 201, r.content
-        assert r.json()["scores"]["extended"]["mcc"] == 1.0  # the owner sees the score it got
+        assert r.json()["scores"]["extended"]["mcc"] == 1.0  # the owner sees the score it got,
+        assert r.json()["self_reported"] is True  # and that it is self-reported
 
     # nothing public has it: score and prediction lists, the target pages, the method's own pages
     for t in targets:
