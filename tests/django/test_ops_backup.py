@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-import random
 import shutil
 
 import pytest
@@ -17,26 +16,14 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from comparna.models import RankingSnapshot, Subset
+from comparna.models import RankingSnapshot
 from comparna.ops.backup import sha256_of
-from comparna.owners.models import OwnerProfile
-from comparna.services.rankings import rank_subset
-from comparna.services.scoring import score_prediction
-from comparna.snapshots.lifecycle import make_snapshot_if_changed, snapshot_path
+from comparna.snapshots.lifecycle import snapshot_path
 from comparna.snapshots.models import DatasetSnapshot
-from tests.factories import make_method_version, make_prediction, make_target
+from tests.factories import make_method_version
+from tests.support.ops_site import everything, files_of, site_with_rankings_snapshot_and_owner
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _db(rng: random.Random, n: int) -> str:
-    chars = ["."] * n
-    for _ in range(n // 6):
-        i = rng.randrange(0, n - 4)
-        j = rng.randrange(i + 4, n)
-        if chars[i] == chars[j] == "." and all(c == "." for c in chars[i : j + 1]):
-            chars[i], chars[j] = "(", ")"
-    return "".join(chars)
 
 
 @pytest.fixture
@@ -50,31 +37,6 @@ def stores(settings, tmp_path, monkeypatch):
     (images / ("ab" * 32 + ".tar")).write_bytes(b"an owner's checked image archive" * 100)
     (settings.DATA_DIR / "secret_key").write_text("k" * 64)
     return {"snapshots": settings.SNAPSHOT_DIR, "images": images}
-
-
-def site_with_rankings_snapshot_and_owner():
-    rng = random.Random(3)
-    versions = [make_method_version(name) for name in ("Alpha", "Beta")]
-    for _ in range(6):
-        target = make_target("GCAU" * 8, _db(rng, 32))
-        for version in versions:
-            score_prediction(prediction=make_prediction(version, target, _db(rng, 32)))
-    subset = Subset.objects.get(slug="all")
-    ranking, _ = rank_subset(subset=subset, definition="extended", seed=5)
-    snapshot = make_snapshot_if_changed(subset.dataset, background=False)
-    user = get_user_model().objects.create_user("owner", "owner@example.org", "a-long-password-42")
-    OwnerProfile.objects.create(user=user, affiliation="Lab")
-    return ranking, snapshot
-
-
-def everything() -> dict:
-    out = io.StringIO()
-    call_command("dumpdata", "--exclude", "sessions", "--exclude", "ops", stdout=out)
-    return {(row["model"], str(row["pk"])): row["fields"] for row in json.loads(out.getvalue())}
-
-
-def files_of(root) -> dict:
-    return {p.relative_to(root).as_posix(): sha256_of(p) for p in root.rglob("*") if p.is_file()}
 
 
 def test_backup_wipe_restore_gives_back_rows_rankings_snapshots_and_owners(stores, tmp_path):
