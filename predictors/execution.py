@@ -171,13 +171,22 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
         taken_over = ""
         if not prediction.method_version.runnable:
             # Imported from a snapshot (e.g. an archived "queued" row re-sent by the sweep): never run.
-            log.warning("prediction %s: method version imported from a snapshot is not run", prediction.pk)
+            log.warning(
+                "prediction %s: method version imported from a snapshot is not run",
+                prediction.pk,
+                extra=log_ids(prediction),
+            )
             return prediction
         if prediction.status == Prediction.Status.QUEUED and not prediction.method_version.method.active:
             # Deactivated after it was sent: it stays queued (the sweep sends it again once reactivated).
             return prediction
         if prediction.status == Prediction.Status.RUNNING and worker_known_dead(previous):
-            log.warning("prediction %s: worker %s died while running it; taken over", prediction.pk, previous)
+            log.warning(
+                "prediction %s: worker %s died while running it; taken over",
+                prediction.pk,
+                previous,
+                extra=log_ids(prediction),
+            )
             taken_over = previous
         elif prediction.status != Prediction.Status.QUEUED:
             # Final: a re-delivered message. Running: another worker has it, or it died with it on
@@ -220,6 +229,18 @@ def execute_prediction(*, prediction_id: int) -> Prediction:
         # Not left "running" by a live worker: back to queued for the retry (or the sweep).
         _back_to_queue([prediction.pk], str(exc))
         raise
+
+
+def log_ids(prediction: Prediction) -> dict:
+    """The ids a log line about ``prediction`` carries (``extra=``; JSON keys in comparna/ops/logs.py)."""
+    ids = {
+        "prediction_id": prediction.pk,
+        "target_id": prediction.target_id,
+        "method_version_id": prediction.method_version_id,
+    }
+    if Prediction.method_version.is_cached(prediction):  # no query of its own for a log line
+        ids["method_id"] = prediction.method_version.method_id
+    return ids
 
 
 def _back_to_queue(pks: list[int], error: str) -> int:
@@ -290,4 +311,11 @@ def store_result(*, prediction: Prediction, result: RunResult) -> Prediction:
     # Only the outcome: a batch member's other fields in memory predate its claim (attempts, worker).
     prediction.save(update_fields=RESULT_FIELDS)
     score_prediction(prediction=prediction)
+    log.info(
+        "prediction %s: %s in %.2f s",
+        prediction.pk,
+        prediction.status,
+        prediction.runtime_s or 0.0,
+        extra={**log_ids(prediction), "status": prediction.status, "runtime_s": prediction.runtime_s},
+    )
     return prediction
