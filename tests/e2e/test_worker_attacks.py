@@ -33,12 +33,24 @@ from predictors.core.spec import PredictorSpec
 from predictors.services import register_spec
 from tests.factories import make_dataset, make_target
 target = make_target("GGGGAAACCCC", "((((...))))", dataset=make_dataset("strand"))
-for name, argv, out in json.loads(METHODS):
+for name, argv, out, *fmt in json.loads(METHODS):
     spec = PredictorSpec(name=name, program="attacker", version="1", argv=argv, output_file=out,
-                         time_limit_s=600, memory_limit_mb=512)
+                         time_limit_s=600, memory_limit_mb=512, output_format=(fmt or ["dot-bracket"])[0])
     register_spec(spec=spec, from_catalogue=False, active=True)
 print(target.pk)
 """
+
+
+# Shell programs of issue 26's attacks (braces doubled: single ones are argv placeholders).
+DEEP_TREE = (
+    "i=0; while [ $i -lt 1500 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done; "
+    "echo '((((...))))'; : {sequence}"
+)
+DISK_FILLER = (
+    "for i in $(seq 40); do head -c 15728640 /dev/zero > f$i || exit 1; done; "
+    "echo '((((...))))'; : {sequence}"
+)
+HUGE_INT = "printf '{{\"pairs\": [[1, %s]]}}' \"$(head -c 5000 /dev/zero | tr '\\0' 9)\"; : {sequence}"
 
 
 def query(db: str, sql: str, *args) -> list[tuple]:
@@ -79,6 +91,10 @@ def stack(tmp_path_factory):
             ["Linker-shadow", ["/bin/sh", "-c", link, "/etc/shadow"], "out.db"],
             ["Linker-file", ["/bin/sh", "-c", link, str(secret_file)], "out.db"],
             ["Sleeper", ["/bin/sh", "-c", f"sleep 6; echo '((((...))))'; : {marker} {{sequence}}"], None],
+            # Issue 26: a tree too deep for shutil.rmtree, 40 files of 15 MB, a 5000-digit integer.
+            ["DeepTree", ["/bin/sh", "-c", DEEP_TREE], None],
+            ["DiskFiller", ["/bin/sh", "-c", DISK_FILLER], None],
+            ["HugeInt", ["/bin/sh", "-c", HUGE_INT], None, "pairs-json"],
         ]
         code = f"METHODS = {json.dumps(methods)!r}\n" + SETUP
         out = stack.manage("shell", "-c", code).stdout
@@ -155,3 +171,32 @@ def test_pool_child_killed_mid_run_is_taken_over_at_once(stack):
     leftovers = [d for d in jobs_root().iterdir() if RUN_DIR_RE.match(d.name) and token in d.name]
     assert leftovers == []
     assert "taken over" in stack.services["worker-predict"].tail(10**6)
+
+
+def test_issue_26_attacks_end_in_final_outcomes_through_the_worker(stack):
+    """A deep tree, a full job dir and a 5000-digit integer: each a final outcome on its first attempt, no
+    run dir left behind, and the periodic sweep runs clean afterwards."""
+    from predictors.core.workspace import RUN_DIR_RE, jobs_root
+
+    db = stack.env["DATABASE_URL"]
+    attackers = ("DeepTree", "DiskFiller", "HugeInt")
+    stack.manage("queue_predictions", *[a for m in attackers for a in ("--method", m)])
+    try:
+        wait_for(lambda: all(by_method(db).get(m, ("",))[0] in FINAL for m in attackers), timeout=120,
+                 what="issue 26's predictions")
+    except TimeoutError:
+        pytest.fail(f"{by_method(db)}\n{stack.logs()}")
+    found = by_method(db)
+    assert found["DeepTree"][0] == "ok" and found["DeepTree"][3] == 1, found["DeepTree"]
+    if os.geteuid() == 0:  # the job-dir tmpfs is a root worker's
+        assert found["DiskFiller"][0] == "failed", found["DiskFiller"]
+        assert found["DiskFiller"][1].startswith("disk quota exceeded"), found["DiskFiller"]
+    assert found["HugeInt"][0] == "unparsable" and "5000 digits" in found["HugeInt"][1], found["HugeInt"]
+    assert found["HugeInt"][3] == 1
+    workers = {found[m][4] for m in attackers}
+    runs = [d for d in jobs_root().iterdir() if RUN_DIR_RE.match(d.name)]
+    assert [d for d in runs if any(w in d.name for w in workers)] == []
+    swept = stack.manage(
+        "shell", "-c", "from predictors.tasks import requeue_stuck_predictions_task as t; print(t())"
+    )
+    assert "stuck" in swept.stdout, swept.stdout + swept.stderr
