@@ -8,6 +8,7 @@ the next sweep (:func:`predictors.core.workspace.clean_leftovers`).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import logging
@@ -68,12 +69,12 @@ def _remove_tree(path: Path, deadline: float) -> bool:
     _detach_mounts(path)
     try:
         st = os.lstat(path)
+        if not stat.S_ISDIR(st.st_mode):
+            os.unlink(path)
+            return True
+        top = fd = os.open(path, _DIR_FLAGS)
     except FileNotFoundError:
         return True
-    if not stat.S_ISDIR(st.st_mode):
-        os.unlink(path)
-        return True
-    top = fd = os.open(path, _DIR_FLAGS)
     # The names still to remove of every directory above the current one (not their descriptors: a deep
     # tree would exhaust RLIMIT_NOFILE), and the name of the directory descended into.
     stack: list[tuple[list[tuple[str, bool]], str]] = []
@@ -100,12 +101,14 @@ def _remove_tree(path: Path, deadline: float) -> bool:
             os.close(fd)
             fd = parent
             pending, name = stack.pop()
-            os.rmdir(name, dir_fd=fd)  # emptied
+            with contextlib.suppress(FileNotFoundError):  # another worker's sweep may remove it too
+                os.rmdir(name, dir_fd=fd)  # emptied
     finally:
         if fd != top:
             os.close(fd)
         os.close(top)
-    os.rmdir(path)
+    with contextlib.suppress(FileNotFoundError):
+        os.rmdir(path)
     return True
 
 
@@ -135,6 +138,8 @@ def _remove_entry(fd: int, name: str, is_dir: bool) -> int | None:
             raise
     try:
         return os.open(name, _DIR_FLAGS, dir_fd=fd)
+    except FileNotFoundError:
+        return None  # removed meanwhile (another worker's sweep)
     except PermissionError:
         os.chmod(name, 0o700, dir_fd=fd)  # ours, made unreadable by the program
         return os.open(name, _DIR_FLAGS, dir_fd=fd)
