@@ -312,9 +312,11 @@ def pooled_mcc_difference(
 
 
 # ----------------------------------------------------------------------- clustered signed-rank test
-#: Work budget (clusters × support of the statistic) up to which the exact null distribution is built;
-#: beyond it the large-sample form of the same test is used (then there are > ~120 clusters).
+#: Work budget (clusters × support of the statistic) up to which the exact null distribution is built by
+#: convolution; beyond it, and above :data:`ENUMERATE_CLUSTERS`, the large-sample form is used.
 EXACT_BUDGET = 4_000_000
+#: Up to this many clusters the 2^C sign flips are enumerated outright, whatever the number of targets.
+ENUMERATE_CLUSTERS = 20
 #: Differences closer to 0 than this are zero (dropped, as in Wilcoxon 1945); |d| is rounded to 12 decimals
 #: before ranking so that float noise of equal per-target MCCs cannot split a tie.
 ZERO_TOLERANCE = 1e-12
@@ -363,10 +365,11 @@ def _signed_rank_sums(d: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, int
 def sign_flip_pvalue(sums: np.ndarray, *, budget: int = EXACT_BUDGET) -> tuple[float, str]:
     """Two-sided p of T = Σ_c S_c when every cluster's sign flips independently with probability ½.
 
-    The exact distribution counts all 2^C flips by convolution: T* = 2·K − Σ|S_c| with K the sum of a
-    random subset of the |S_c| (the recursion of the Wilcoxon null distribution with weights |S_c| instead
-    of 1 … n). p = P(|T*| ≥ |T|). Above ``budget`` (C × Σ|S_c|) the normal approximation with the exact
-    permutation variance Σ S_c² is used (Rosner, Glynn & Lee 2006).
+    The exact distribution counts all 2^C flips: outright for C ≤ :data:`ENUMERATE_CLUSTERS` (in blocks of
+    2^16 sign vectors), else by convolution while C × Σ|S_c| ≤ ``budget``: T* = 2·K − Σ|S_c| with K the sum
+    of a random subset of the |S_c| (the recursion of the Wilcoxon null distribution with weights |S_c|
+    instead of 1 … n). p = P(|T*| ≥ |T|). Beyond both, the normal approximation with the exact permutation
+    variance Σ S_c² is used (Rosner, Glynn & Lee 2006).
     """
     s = np.asarray(sums, dtype=np.int64)
     a = np.abs(s[s != 0])
@@ -374,17 +377,40 @@ def sign_flip_pvalue(sums: np.ndarray, *, budget: int = EXACT_BUDGET) -> tuple[f
     if a.size == 0:
         return float("nan"), "exact"
     total = int(a.sum())
+    if a.size <= ENUMERATE_CLUSTERS:
+        return _enumerated_pvalue(a, abs(t)), "exact"
     if a.size * total <= budget:
-        pmf = np.ones(1)
-        for w in np.sort(a):
-            nxt = np.zeros(pmf.size + int(w))
-            nxt[: pmf.size] += 0.5 * pmf
-            nxt[int(w) :] += 0.5 * pmf
-            pmf = nxt
-        values = 2 * np.arange(total + 1) - total
-        return float(min(1.0, pmf[np.abs(values) >= abs(t)].sum())), "exact"
+        return _convolution_pvalue(a, abs(t)), "exact"
     z = t / np.sqrt(float((s.astype(np.float64) ** 2).sum()))
     return float(min(1.0, 2 * sps.norm.sf(abs(z)))), "normal"
+
+
+def _convolution_pvalue(weights: np.ndarray, observed: int) -> float:
+    """P(|Σ ±w_c| ≥ observed) from the distribution of the sum of a random subset of the weights."""
+    total = int(weights.sum())
+    pmf = np.ones(1)
+    for w in np.sort(weights):
+        nxt = np.zeros(pmf.size + int(w))
+        nxt[: pmf.size] += 0.5 * pmf
+        nxt[int(w) :] += 0.5 * pmf
+        pmf = nxt
+    values = 2 * np.arange(total + 1) - total
+    return float(min(1.0, pmf[np.abs(values) >= observed].sum()))
+
+
+def _enumerated_pvalue(weights: np.ndarray, observed: int) -> float:
+    """P(|Σ ±w_c| ≥ observed) over all 2^C sign vectors, enumerated in blocks (exact integer arithmetic)."""
+    c = weights.size
+    low = min(c, 16)
+    bits = ((np.arange(2**low)[:, None] >> np.arange(low)) & 1).astype(np.int64) * 2 - 1  # (2^low, low)
+    low_sums = bits @ weights[:low]
+    high = c - low
+    hits = 0
+    for prefix in range(2**high):
+        signs = np.array([1 if (prefix >> k) & 1 else -1 for k in range(high)], dtype=np.int64)
+        offset = int(signs @ weights[low:]) if high else 0
+        hits += int((np.abs(low_sums + offset) >= observed).sum())
+    return min(1.0, hits / 2**c)
 
 
 def clustered_signed_rank_test(
@@ -403,9 +429,9 @@ def clustered_signed_rank_test(
     distribution of T is that of Σ_c ±S_c over all 2^C sign flips — a sign-flip permutation test of
     family-summed signed ranks. This is the clustered Wilcoxon signed-rank test of Rosner, Glynn & Lee
     (Biometrics 59:1089–1098, 2003; 62:185–192, 2006), which uses the same T with the randomisation
-    variance Σ_c S_c²; here its exact permutation distribution is used whenever C × Σ|S_c| ≤ ``budget``
-    (always for ≤ 16 families of ≤ 4 000 targets), its normal form otherwise (many families, where it is
-    accurate). With one target per cluster it is the ordinary exact Wilcoxon signed-rank test.
+    variance Σ_c S_c²; here its exact permutation distribution is used for up to 20 families (enumerated)
+    and whenever C × Σ|S_c| ≤ ``budget`` (by convolution), its normal form otherwise (many families, where
+    it is accurate). With one target per cluster it is the ordinary exact Wilcoxon signed-rank test.
 
     Parameters
     ----------

@@ -11,7 +11,12 @@ import pytest
 from scipy import stats
 
 from comparna.rna import thresholds
-from comparna.rna.clustered import clustered_signed_rank_test
+from comparna.rna.clustered import (
+    _convolution_pvalue,
+    _enumerated_pvalue,
+    _signed_rank_sums,
+    clustered_signed_rank_test,
+)
 from comparna.rna.ranking import (
     CountsTable,
     compare_protocols,
@@ -51,6 +56,30 @@ def test_clustered_signed_rank_equals_brute_force_enumeration(seed):
     test = clustered_signed_rank_test(a, b, labels)
     assert test.method == "exact"
     assert test.pvalue == pytest.approx(brute_force_p(a - b, labels), rel=1e-9, abs=1e-15)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_both_exact_paths_equal_brute_force(seed):
+    """Enumeration (≤ 20 families, any number of targets) and convolution (more families) count the same
+    2^C sign flips as the brute force."""
+    rng = np.random.default_rng(100 + seed)
+    n, families = 60, int(rng.integers(3, 13))
+    labels = [f"F{int(x)}" for x in rng.integers(0, families, n)]
+    d = np.round(rng.normal(0.02, 0.2, n) * 16) / 16
+    codes = np.unique(labels, return_inverse=True)[1]
+    sums, _ = _signed_rank_sums(d, codes)
+    weights, observed = np.abs(sums[sums != 0]), abs(int(sums.sum()))
+    expected = brute_force_p(d, labels)
+    assert _enumerated_pvalue(weights, observed) == pytest.approx(expected, rel=1e-12)
+    assert _convolution_pvalue(weights, observed) == pytest.approx(expected, rel=1e-9)
+
+
+def test_many_targets_in_few_families_stay_exact():
+    """2000 targets in 15 families: still the exact 2^15 flips (the normal form is for many families)."""
+    rng = np.random.default_rng(8)
+    labels = [f"F{int(x)}" for x in rng.integers(0, 15, 2000)]
+    test = clustered_signed_rank_test(rng.normal(0.01, 0.2, 2000), np.zeros(2000), labels)
+    assert test.method == "exact" and test.clusters == 15 and test.pvalue >= 2 / 2**15
 
 
 def test_one_target_per_family_is_the_exact_wilcoxon_test():
