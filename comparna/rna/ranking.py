@@ -683,8 +683,8 @@ def target_conventions(
         "test": "paired Wilcoxon signed-rank on per-target MCC differences, respecting families: sign-flip "
         "permutation test of family-summed signed ranks (clustered signed-rank test of Rosner, Glynn & Lee, "
         "Biometrics 2003/2006); zero differences dropped, average ranks for ties; exact null distribution "
-        "(all 2^C family sign flips) when clusters x support <= 4e6, else its normal form "
-        "(Var T = sum S_c^2)",
+        "(all 2^C family sign flips: enumerated up to 20 families, else by convolution while clusters x "
+        "support <= 4e6), else its normal form (Var T = sum S_c^2)",
         "adjustment": "Holm (1979) across every tested pair of the subset",
         "alpha": alpha,
         "winner": "higher mean per-target MCC (when it agrees with the sign of the signed-rank statistic)",
