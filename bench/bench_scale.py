@@ -1,0 +1,340 @@
+"""Scale: every public page, API list, nightly job and the queue at years of data (issue 28).
+
+Starts PostgreSQL and Redis on loopback, migrates, and writes a synthetic database with COPY
+(``bench/scale_data.py``): ``--methods`` methods (20 with an older version too) × ``--targets`` targets over
+three static datasets and a PDB dataset of 520 weekly batches, about ``methods × targets`` predictions with
+realistic outcome shares and a score per ok prediction and definition, 30 subsets. Then, inside Django with
+the Redis page cache (as deployed):
+
+- the nightly ranking of every subset × definition (stored: the pages read them), the unseen rankings and
+  the tallies the pages read (``comparna.tallies``), each in a child process: wall time and peak memory
+  (the child's ``ru_maxrss``);
+- every public page and API list endpoint through Django's test client, ``--repeats`` times cold (the
+  whole cache cleared before each request) and warm (cache kept): p50/p95, and the largest page's bytes;
+- the progress/ETA the pages show: read from the tallies (system) against the same computation from the
+  predictions table (baseline, what every page did per 30 s before issue 28);
+- building the largest dataset's snapshot in a child process (wall, peak memory, bytes) and verifying it;
+- queueing a new method on every target; the database's size on disk.
+
+Comparisons: system = CompaRNA's cost; baseline = the naive way where one exists (progress from the
+predictions table); limit = the fastest this stack answers (a warm cache hit) for pages, and for the
+background jobs the issue's budget (their ratio is the share of the budget used).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness import Bench  # noqa: E402
+from tests.e2e.stack import PYTHON, REPO, production_stack  # noqa: E402
+
+#: The issue's budgets (done-when): seconds, megabytes.
+BUDGET = {
+    "page_cold": 0.5,
+    "page_warm": 0.05,
+    "api": 0.5,
+    "ranking": 900.0,
+    "ranking_mb": 2048.0,
+    "snapshot": 600.0,
+    "snapshot_mb": 1024.0,
+    "queue": 60.0,
+}
+
+
+def child(code: str, env: dict) -> tuple[float, float, str]:
+    """Run ``code`` in a fresh Django process; returns (wall s, the child's peak resident MB, stdout)."""
+    prelude = "import django; django.setup()\n"
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([PYTHON, "-c", prelude + code], cwd=REPO, env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"child failed ({proc.returncode}):\n{err.read()[-4000:]}")
+        return wall, usage.ru_maxrss / 1024.0, out.read()
+
+
+def urls() -> dict[str, str]:
+    """Every public page and API list endpoint, with the biggest dataset/method/target of the data."""
+    from comparna.models import Dataset, RankingSnapshot, Target
+    from comparna.snapshots.models import DatasetSnapshot
+    from predictors.models import Method
+
+    biggest = max(Dataset.objects.all(), key=lambda d: d.targets.count())
+    pdb = Dataset.objects.get(slug="pdb")
+    method = Method.objects.order_by("name").first()
+    a, b = Method.objects.order_by("name").values_list("pk", flat=True)[:2]
+    target = Target.objects.filter(dataset=biggest).order_by("-length").first()
+    snap = RankingSnapshot.objects.filter(subset__dataset=biggest, subset__slug="all").first()
+    rank = f"/rankings/{biggest.slug}/all/{snap.definition}/" if snap else f"/rankings/{biggest.slug}/"
+    out = {
+        "home": "/",
+        "about": "/about/",
+        "datasets": "/datasets/",
+        "dataset targets": f"/datasets/{biggest.slug}/targets/",
+        "targets": "/targets/",
+        "target": f"/targets/{target.pk}/",
+        "methods": "/methods/",
+        "method": f"/methods/{method.pk}/",
+        "method predictions": f"/methods/{method.pk}/predictions/",
+        "method status": f"/methods/{method.name}/status/",
+        "families": f"/families/{biggest.slug}/",
+        "families pdb": f"/families/{pdb.slug}/",
+        "unseen": f"/unseen/{biggest.slug}/",
+        "rankings index": "/rankings/",
+        "dataset rankings": f"/rankings/{biggest.slug}/",
+        "dataset rankings pdb": f"/rankings/{pdb.slug}/",
+        "subset ranking": rank,
+        "ranking matrix": rank + "matrix/",
+        "compare": rank + f"compare/{a}/{b}/",
+        "snapshots": "/snapshots/",
+        "snapshot list": f"/snapshots/{biggest.slug}/",
+        "polls": "/pdb/polls/",
+        "blind": "/blind/",
+    }
+    done = DatasetSnapshot.objects.filter(dataset=biggest, status="done").order_by("-number").first()
+    if done is not None:
+        out["snapshot"] = f"/snapshots/{biggest.slug}/{done.number}/"
+    for name in ("datasets", "targets", "methods", "predictions", "scores", "rankings"):
+        out[f"api {name}"] = f"/api/{name}/"
+    return out
+
+
+def measure_pages(paths: dict[str, str], repeats: int) -> tuple[dict, dict]:
+    """Cold (cache cleared before each request) and warm p50/p95 of every path; and the bytes of each."""
+    from django.core.cache import cache
+    from django.test import Client
+
+    client = Client(HTTP_ACCEPT="text/html,application/json")
+    pages, sizes = {}, {}
+    for name, path in paths.items():
+        cold, warm = [], []
+        for _ in range(repeats):
+            cache.clear()
+            t = time.perf_counter()
+            r = client.get(path)
+            cold.append(time.perf_counter() - t)
+            if r.status_code != 200:
+                raise RuntimeError(f"{name} {path}: HTTP {r.status_code}")
+        for _ in range(repeats):
+            t = time.perf_counter()
+            r = client.get(path)
+            warm.append(time.perf_counter() - t)
+        sizes[name] = len(r.content)
+        pages[name] = {
+            "path": path,
+            "bytes": len(r.content),
+            **{
+                f"{k}_p{q}_s": float(np.percentile(v, q))
+                for k, v in (("cold", cold), ("warm", warm))
+                for q in (50, 95)
+            },
+        }
+    return pages, sizes
+
+
+def main(argv: list[str] | None = None) -> int:
+    bench = Bench("scale", __doc__, smoke={"methods": 4, "targets": 120, "repeats": 2})
+    p = bench.parser
+    p.add_argument("--methods", type=int, default=100, help="methods (100; 20 of them with 2 versions)")
+    p.add_argument("--targets", type=int, default=20000, help="targets over the four datasets (20000)")
+    p.add_argument("--repeats", type=int, default=5, help="requests per page, cold and warm each (5)")
+    args = bench.parse(argv)
+    if args.methods < 2 or args.targets < 40 or args.repeats < 1:
+        p.error("--methods must be >= 2, --targets >= 40, --repeats >= 1")
+
+    with bench.measuring(), tempfile.TemporaryDirectory(prefix="comparna-bench-scale-") as tmp:
+        with production_stack(
+            extra_env={"COMPARNA_LOG_LEVEL": "WARNING", "COMPARNA_SNAPSHOT_DIR": str(Path(tmp) / "snapshots")}
+        ) as stack:
+            env = {**stack.env, "COMPARNA_CACHE_URL": f"redis://127.0.0.1:{stack.redis_port}/1"}
+            os.environ.update(env)
+            import django
+
+            django.setup()
+            from django.db import connection
+
+            from bench.scale_data import build_scale_data
+            from comparna.models import Dataset, RankingSnapshot
+            from comparna.services import progress
+            from comparna.snapshots.archive import verify_archive
+            from comparna.snapshots.lifecycle import snapshot_path
+            from comparna.snapshots.models import DatasetSnapshot
+
+            figures: dict = {}
+            t = time.perf_counter()
+            rows = build_scale_data(
+                methods=args.methods,
+                targets=args.targets,
+                progress=lambda d, n: print(f"versions {d}/{n}", file=sys.stderr),
+            )
+            figures["build_s"] = time.perf_counter() - t
+            figures["rows"] = rows
+            print(f"built {rows} in {figures['build_s']:.0f} s", file=sys.stderr)
+            connection.close()  # the children write; this process reads afresh
+
+            figures["ranking_s"], figures["ranking_peak_mb"], _ = child(
+                "from comparna.services.rankings import recompute_rankings; recompute_rankings()", env
+            )
+            figures["rankings_stored"] = RankingSnapshot.objects.count()
+            figures["unseen_s"], figures["unseen_peak_mb"], _ = child(
+                "from comparna.services.leakage import recompute_unseen; recompute_unseen()", env
+            )
+            try:
+                figures["tallies_s"], figures["tallies_peak_mb"], _ = child(
+                    "from comparna.services.tallies import refresh_tallies; refresh_tallies()", env
+                )
+            except RuntimeError as exc:  # before the tallies existed: the pages compute live
+                bench.notes.append(f"no tallies refresh: {str(exc)[-200:]}")
+            biggest = max(Dataset.objects.all(), key=lambda d: d.targets.count())
+            figures["snapshot_s"], figures["snapshot_peak_mb"], out = child(
+                "from comparna.models import Dataset\n"
+                "from comparna.snapshots.lifecycle import create_snapshot, build_snapshot\n"
+                f"s = create_snapshot(dataset=Dataset.objects.get(pk={biggest.pk}))\n"
+                "print(build_snapshot(snapshot=s).pk)",
+                env,
+            )
+            snapshot = DatasetSnapshot.objects.get(pk=int(out.split()[-1]))
+            figures["snapshot_bytes"] = snapshot.size
+            t = time.perf_counter()
+            verified = verify_archive(snapshot_path(snapshot), expected_sha256=snapshot.sha256)
+            figures["snapshot_verify_s"] = time.perf_counter() - t
+            bench.check("snapshot built and verified", snapshot.status == "done" and verified.ok)
+            if not verified.ok:
+                bench.notes.append(f"snapshot problems: {verified.problems[:5]}")
+
+            # the families and unseen pages' computations, uncached
+            from comparna.services.pages import families as family_pages
+
+            t = time.perf_counter()
+            family_pages._breakdown(biggest, biggest.definitions[0])
+            figures["families_compute_s"] = time.perf_counter() - t
+
+            # progress: what the pages read (system) against the computation from the predictions table
+            from django.core.cache import cache
+
+            cache.clear()
+            timings = {"system": [], "baseline": []}
+            for _ in range(args.repeats):
+                t = time.perf_counter()
+                shown = progress.prediction_progress()
+                timings["system"].append(time.perf_counter() - t)
+                t = time.perf_counter()
+                live = (
+                    progress.live_prediction_progress()
+                    if hasattr(progress, "live_prediction_progress")
+                    else progress.prediction_progress()
+                )
+                timings["baseline"].append(time.perf_counter() - t)
+            bench.check(
+                "progress read from the tallies equals the live count",
+                (shown["total"], shown["pending"]) == (live["total"], live["pending"]),
+            )
+            figures["progress_s"] = float(np.median(timings["system"]))
+            figures["progress_live_s"] = float(np.median(timings["baseline"]))
+
+            paths = urls()
+            pages, sizes = measure_pages(paths, args.repeats)
+            figures["pages"] = {
+                name: {"cold_p95_s": v["cold_p95_s"], "warm_p95_s": v["warm_p95_s"]}
+                for name, v in pages.items()
+            }
+            figures["largest_page"] = max(sizes, key=sizes.get)
+            figures["largest_page_bytes"] = sizes[figures["largest_page"]]
+            bench.check("every page and API list answered 200", len(pages) == len(paths))
+
+            # queue a new method on every target
+            from predictors.models import Method, MethodVersion, Prediction
+            from predictors.services import queue_predictions
+
+            method = Method.objects.create(name="BrandNewFold", description="new")
+            version = MethodVersion.objects.create(
+                method=method,
+                version="1",
+                program="brandnew",
+                fingerprint="brand-new",
+                spec={
+                    "name": "BrandNewFold",
+                    "program": "brandnew",
+                    "version": "1",
+                    "argv": ["x", "{input}"],
+                    "input_kind": "single",
+                    "max_length": 0,
+                    "time_limit_s": 60.0,
+                    "memory_limit_mb": 512,
+                },
+            )
+            t = time.perf_counter()
+            queued = queue_predictions(versions=[version])
+            figures["queue_new_method_s"] = time.perf_counter() - t
+            bench.check(
+                "the new method is queued on every target",
+                queued == rows["targets"] == Prediction.objects.filter(method_version=version).count(),
+            )
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_database_size(current_database())")
+                figures["db_mb"] = cursor.fetchone()[0] / 2**20
+            connection.close()
+
+        worst_cold = max(pages, key=lambda n: pages[n]["cold_p95_s"])
+        worst_warm = max(pages, key=lambda n: pages[n]["warm_p95_s"])
+        warm_floor = min(v["warm_p50_s"] for v in pages.values())
+        bench.compare(
+            "pages, worst cold p95",
+            unit="s per request",
+            system=(pages[worst_cold]["cold_p95_s"], f"{worst_cold}: cache cleared, Django test client"),
+            limit=(warm_floor, "the fastest warm page (a page-cache hit)"),
+        )
+        bench.compare(
+            "pages, worst warm p95",
+            unit="s per request",
+            system=(pages[worst_warm]["warm_p95_s"], f"{worst_warm}: cache kept"),
+            limit=(warm_floor, "the fastest warm page (a page-cache hit)"),
+        )
+        bench.compare(
+            "progress/ETA",
+            unit="s per computation",
+            system=(figures["progress_s"], "progress.prediction_progress as the pages call it"),
+            baseline=(figures["progress_live_s"], "the same counts from the predictions table"),
+            limit=(warm_floor, "the fastest warm page (a page-cache hit)"),
+        )
+        for key, budget, what in (
+            ("ranking_s", "ranking", "nightly rankings of every subset"),
+            ("snapshot_s", "snapshot", "largest dataset's snapshot"),
+            ("queue_new_method_s", "queue", "queueing a new method on every target"),
+        ):
+            bench.compare(
+                what,
+                unit="s",
+                system=(figures[key], what + " (child process)" * (key != "queue_new_method_s")),
+                limit=(BUDGET[budget], "the issue's budget"),
+            )
+        figures["pages_detail"] = pages
+        figures["budgets"] = BUDGET
+        figures["meets"] = {
+            "pages cold p95 <= 0.5 s": all(v["cold_p95_s"] <= BUDGET["page_cold"] for v in pages.values()),
+            "pages warm p95 <= 0.05 s": all(v["warm_p95_s"] <= BUDGET["page_warm"] for v in pages.values()),
+            "rankings <= 15 min, <= 2 GB": figures["ranking_s"] <= BUDGET["ranking"]
+            and figures["ranking_peak_mb"] <= BUDGET["ranking_mb"],
+            "snapshot <= 10 min, <= 1 GB": figures["snapshot_s"] <= BUDGET["snapshot"]
+            and figures["snapshot_peak_mb"] <= BUDGET["snapshot_mb"],
+            "queue new method <= 60 s": figures["queue_new_method_s"] <= BUDGET["queue"],
+        }
+        bench.details.update(figures)
+    return bench.finish()
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
