@@ -173,3 +173,27 @@ def test_container_of_a_killed_worker_is_removed_by_the_next_one():
         if parent.poll() is None:
             parent.kill()
         clean_container_leftovers()
+
+
+def test_container_memory_is_clamped_to_the_host_ceiling_and_dev_shm_is_small(runner, monkeypatch):
+    """Issue 26: a spec asking for more memory than the host has runs under the ceiling (here lowered by
+    ``COMPARNA_MEMORY_CEILING_MB``): 200 MB of files in /tmp (tmpfs: memory) are stopped by the engine's
+    memory cgroup; /dev/shm holds at most 16 MB."""
+    monkeypatch.setenv("COMPARNA_MEMORY_CEILING_MB", "128")
+    fill_tmp = (
+        "for k in range(25):\n    open('/tmp/f%d' % k, 'wb').write(b'x' * 8 * 2**20)\nprint('(((...)))')"
+    )
+    spec = py(fill_tmp, memory_limit_mb=65536, time_limit_s=30)
+    result = run_prediction(spec, "GGGAAACCC", runner=runner)
+    assert result.limits["container_memory_mb"] == 128
+    assert result.status == "failed" and "128 MB" in result.message, (result.message, result.stderr_tail)
+    monkeypatch.delenv("COMPARNA_MEMORY_CEILING_MB")
+    fill_shm = (
+        "import sys\nn = 0\ntry:\n    for k in range(12):\n"
+        "        open('/dev/shm/f%d' % k, 'wb').write(b'x' * 8 * 2**20)\n        n += 8\n"
+        "except OSError as exc:\n    print('stopped', n, exc.strerror, file=sys.stderr)\nprint('(((...)))')"
+    )
+    result = run_prediction(py(fill_shm, memory_limit_mb=1024, time_limit_s=30), "GGGAAACCC", runner=runner)
+    assert result.status == "ok" and "stopped" in result.stderr_tail, (result.message, result.stderr_tail)
+    assert int(result.stderr_tail.split("stopped")[1].split()[0]) <= 16
+    assert no_containers_left()
