@@ -4,7 +4,9 @@ downloads; a comparison opened from a snapshot's matrix whose common-target coun
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import json
 import re
 
@@ -39,20 +41,28 @@ def test_provisional_ranking_with_coverage_eta_and_downloads(live_site, page):
         after = dt.datetime.now(dt.UTC).timestamp()
         state = page.locator("#ranking-state")
         assert state.get_attribute("data-state") == "provisional"
-        # 3 methods x 4 targets still queued + NewFold's 16
-        assert info["pending"] == 28 and info["finished"] == 36
-        assert "Provisional: 28 predictions of active methods still unfinished" in state.inner_text()
+        # 3 methods x 10 targets still queued + NewFold's 40
+        assert info["pending"] == 70 and info["finished"] == 90
+        assert "Provisional: 70 predictions of active methods still unfinished" in state.inner_text()
         assert "Settled means: no prediction of an active method" in state.inner_text()
         # the ETA: unfinished / (finished in the window / the minutes since the first of them started)
         eta = re.search(r"finish in about (.+?) \(", page.locator("#ranking-eta").inner_text()).group(1)
-        low = 28 / (36 / ((before - info["first_start"]) / 60))
-        high = 28 / (36 / ((after - info["first_start"]) / 60))
+        low = 70 / (90 / ((before - info["first_start"]) / 60))
+        high = 70 / (90 / ((after - info["first_start"]) / 60))
         assert round(low) - 1 <= _eta_minutes(eta) <= round(high) + 1, (eta, low, high)
         # coverage of every ranked method and the common targets the scores are computed on
         rows = page.locator("#ranking-table tbody tr")
         assert rows.count() == 3
-        assert ranking_column(page, 9) == ["12 / 16"] * 3
-        assert page.locator("#common-targets").inner_text() == "12"
+        assert ranking_column(page, 9) == ["30 / 40"] * 3
+        assert page.locator("#common-targets").inner_text() == "30"
+        # issue 27: the target-level verdict, each rank with its interval, the MCC on the targets that
+        # decided the order with its n, and the same number on the method page for the same snapshot
+        assert page.locator("#protocol-switch").get_attribute("data-protocol") == "target"
+        good = page.locator("#ranking-table tbody tr[data-method=GoodFold]")
+        assert re.search(r"\[\d+(–\d+)?\]", good.locator("td").first.inner_text())
+        decided = good.locator("td.decided-mcc")
+        assert decided.get_attribute("data-n") == "30"
+        ranking_mcc = float(decided.get_attribute("data-value"))
         listed = page.locator("#not-ranked-list li")
         reasons = dict(
             zip(
@@ -61,12 +71,12 @@ def test_provisional_ranking_with_coverage_eta_and_downloads(live_site, page):
                 strict=True,
             )
         )
-        assert reasons["NewFold"] == "no prediction finished yet (16 queued or running)"
+        assert reasons["NewFold"] == "no prediction finished yet (40 queued or running)"
         assert reasons["AliFold(seed)"] == "no predictions queued on these targets"
         # per-method progress with each one's ETA
         page.click("#progress details summary")
         per = page.locator("#progress-methods tr[data-method=GoodFold] td").all_inner_texts()
-        assert per[1] == "12 / 16" and per[2] == "4" and re.fullmatch(r"\d+ min", per[4]), per
+        assert per[1] == "30 / 40" and per[2] == "10" and re.fullmatch(r"\d+ min", per[4]), per
         # the downloads carry the same snapshot
         with page.expect_download() as download:
             page.click("#download-csv")
@@ -76,8 +86,25 @@ def test_provisional_ranking_with_coverage_eta_and_downloads(live_site, page):
         )
         json_url = base + page.locator("#download-json").get_attribute("href")
         data = json.loads(page.request.get(json_url).text())
-        assert data["snapshot"] == info["snapshot"] and data["common_targets"] == 12
-        assert [m["targets_scored"] for m in data["methods"] if m["ranked"]] == [12, 12, 12]
+        assert data["snapshot"] == info["snapshot"] and data["common_targets"] == 30
+        assert [m["targets_scored"] for m in data["methods"] if m["ranked"]] == [30, 30, 30]
+        assert data["settled"] is False and data["state"] == "provisional"
+        csv_text = page.request.get(base + page.locator("#download-csv").get_attribute("href")).text()
+        assert {row["settled"] for row in csv.DictReader(io.StringIO(csv_text))} == {"False"}
+        api = json.loads(page.request.get(f"{base}/api/rankings/{info['snapshot']}/").text())
+        assert api["settled"] is False and api["settled_definition_url"].endswith("#provisional")
+        # the labelled 2013 view is one click away, never the headline
+        page.click("#protocol-2013-link")
+        assert page.locator("#protocol-2013-note").count() == 1
+        # the method page: the same MCC for the same snapshot, and provisional
+        href = good.locator("td.method a").first.get_attribute("href")
+        visit(page, base + href, shot="method-provisional")
+        row = page.locator(f"#method-rankings tr[data-snapshot='{info['snapshot']}']")
+        assert float(row.locator("td.method-mcc").get_attribute("data-value")) == ranking_mcc
+        assert row.get_attribute("data-state") == "provisional"
+        # the unseen ranking and the families heat map of the dataset say so too
+        visit(page, base + "/families/growing/extended/", shot="families-provisional")
+        assert page.locator("#provisional-banner").get_attribute("data-state") == "provisional"
         # the home page's card says provisional too
         visit(page, base + "/", shot="home-provisional")
         card = page.locator(".glance .card", has_text="Growing set")
