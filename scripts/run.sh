@@ -24,6 +24,9 @@ fi
 $PY manage.py import_dataset rnastrand "${COMPARNA_RNASTRAND:-data/rna_strand_v2.0_bpseq.tar.gz}"
 $PY manage.py import_dataset archiveii
 $PY manage.py queue_predictions
+# The PDB set from the first start: a worker polls the RCSB for every RNA entry released since
+# COMPARNA_PDB_BENCHMARK_START if it answers; if not, the home page and the log say so and beat tries again.
+$PY manage.py start_pdb_set
 
 pids=()
 cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }

@@ -6,6 +6,7 @@ from django.db.models import Count
 from django.views.generic import TemplateView
 
 from comparna.models import Dataset, ImportRun
+from comparna.ops.pdb_start import pdb_start_status
 from comparna.rna import ranking, statistics, thresholds
 from comparna.services import progress
 from comparna.services.pages.common import LENGTH_BINS, cached
@@ -35,6 +36,7 @@ class HomeView(TemplateView):
         ctx["changes"] = weekly_changes()
         ctx["glance"] = rankings_at_a_glance()
         ctx["polls"] = list(PollRun.objects.all()[:3])
+        ctx["pdb_start"] = pdb_start_status()
         return ctx
 
 

@@ -18,3 +18,9 @@ def test_every_app_service_has_a_healthcheck_of_its_own_kind():
         assert f"manage.py healthcheck --worker {queue}@$$(hostname)" in tests[name]
         assert f"{queue}@%h" in services[name]["command"]  # the name the worker's heartbeat row carries
     assert "healthcheck --beat" in tests["beat"]
+
+
+def test_the_first_start_asks_for_the_pdb_set():
+    services = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
+    assert "manage.py start_pdb_set" in " ".join(services["web"]["command"])
+    assert "manage.py start_pdb_set" in (REPO / "scripts" / "run.sh").read_text()

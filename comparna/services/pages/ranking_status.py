@@ -9,7 +9,7 @@ import json
 from django.db.models import Count
 
 from comparna.models import RankingSnapshot
-from comparna.rna.ranking import MIN_COMMON
+from comparna.rna.thresholds import ALPHA, MIN_COMMON, VERDICT_MARGIN
 from comparna.services import progress
 from comparna.services.pages.common import cached
 from comparna.services.ranking_scope import EMPTY_OUTCOMES, is_ranked
@@ -52,12 +52,21 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
         ok = counts.get(Prediction.Status.OK, 0)
         if row is not None:
             most = max(common.get(name, {}).values(), default=0)
-            reason = (
-                "no other method to compare with yet"
-                if len(rows) < 2
-                else f"too few common targets: at most {most} with another method, "
-                f"{MIN_COMMON} needed for a verdict"
-            )
+            if len(rows) < 2:
+                reason = "no other method to compare with yet"
+            elif most < MIN_COMMON:
+                reason = (
+                    f"too few common targets: at most {most} with another method, "
+                    f"{MIN_COMMON} needed for a verdict"
+                )
+            else:  # the target-level "?" of an under-powered pair (issue 27)
+                families = max((report.get("pair_clusters") or {}).get(name, {}).values(), default=0)
+                reason = (
+                    f"no verdict yet: at most {most} common targets"
+                    + (f" in {families} famil{'y' if families == 1 else 'ies'}" if families else "")
+                    + f" with another method — not enough to show a difference at p < {ALPHA:g} "
+                    f"or to rule out one of {VERDICT_MARGIN:g} MCC"
+                )
         elif not counts:
             reason = "no predictions queued on these targets"
         elif ok and not pending:
