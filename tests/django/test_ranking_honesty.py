@@ -25,7 +25,7 @@ from comparna.services.progress import prediction_progress, ranking_state
 from comparna.services.rankings import build_counts_table, rank_subset
 from comparna.services.scoring import score_prediction
 from predictors.models import Prediction
-from tests.factories import make_method_version, make_prediction, make_target
+from tests.factories import make_dataset, make_method_version, make_prediction, make_target
 
 pytestmark = pytest.mark.django_db
 
@@ -318,3 +318,31 @@ def test_target_level_page_rank_interval_decided_mcc_and_the_labelled_2013_view(
     assert {r["settled"] for r in table} == {"False"} and {r["protocol"] for r in table} == {"target"}
     matrix = client.get(reverse("ranking-matrix", args=["testset", "all", "extended"])).content.decode()
     assert 'id="provisional-banner" data-state="provisional"' in matrix and "Holm-adjusted" in matrix
+
+
+def test_an_under_powered_pair_is_not_ranked_and_says_why(client):
+    """12 common targets, A far better on 7 and far worse on 5: no verdict at the target level ("?" for
+    power), so neither is ranked, and the page says it is the evidence, not the count, that is missing."""
+    cache.clear()
+    rng = random.Random(12)
+    dataset = make_dataset("powerless")
+    a, b = make_method_version("Up"), make_method_version("Down")
+    for k in range(12):
+        db = random_db(rng, 40)
+        target = make_target("GCAU" * 10, db, dataset=dataset)
+        ref = target.references.get().pairs
+        pa = make_prediction(a, target, random_db(rng, 40))
+        pb = make_prediction(b, target, random_db(rng, 40))
+        perfect = pa if k < 7 else pb  # Up is perfect on 7 targets, Down on the other 5
+        perfect.pairs = ref
+        perfect.save()
+        for p in (pa, pb):
+            score_prediction(prediction=p)
+    snap, _ = rank_subset(subset=Subset.objects.get(dataset=dataset, slug="all"), definition="extended")
+    assert snap.report["verdicts"]["Up"]["Down"] == "?"
+    assert snap.report["verdict_reasons"]["Up"]["Down"] == "power"
+    assert snap.report["ranked_methods"] == []
+    page = client.get(reverse("subset-rankings", args=["powerless", "all", "extended"])).content.decode()
+    listed = html.unescape(page[page.index('id="not-ranked-list"') :])
+    assert "no verdict yet: at most 12 common targets in 12 families" in listed
+    assert "too few common targets" not in listed
