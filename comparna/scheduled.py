@@ -20,6 +20,12 @@ SCHEDULE: dict = {
         "schedule": float(_interval) if _interval else crontab(hour=2, minute=30),
         "options": {"queue": "default"},
     },
+    # what the pages show of the predictions table, counted in the background (issue 28)
+    "refresh-tallies": {
+        "task": "comparna.tasks.refresh_tallies_task",
+        "schedule": float(os.environ.get("COMPARNA_TALLY_INTERVAL_S", "60")),
+        "options": {"queue": "default", "expires": 300},
+    },
 }
 
 SCHEDULE_MODULES = (

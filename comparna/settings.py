@@ -81,6 +81,7 @@ INSTALLED_APPS = [
     "comparna.blind",
     "comparna.owners",
     "comparna.ops",
+    "comparna.tallies",
     "predictors",
     "ingest",
 ]

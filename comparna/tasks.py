@@ -9,6 +9,7 @@ from celery import shared_task
 from comparna.models import RankingSnapshot
 from comparna.services.leakage import recompute_unseen
 from comparna.services.rankings import recompute_rankings
+from comparna.services.tallies import refresh_tallies
 from comparna.snapshots.lifecycle import make_snapshot_if_changed
 from comparna.snapshots.models import DatasetSnapshot
 from predictors.models import Prediction
@@ -47,3 +48,10 @@ def has_snapshot_since_first_ranking(dataset) -> bool:
         .exclude(status=DatasetSnapshot.Status.FAILED)
         .exists()
     )
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=540, time_limit=600, ignore_result=True)
+def refresh_tallies_task() -> float:
+    """Periodic: count the predictions per dataset/subset, method version and state into the tallies the
+    pages read, and check the newest rankings' inputs (:mod:`comparna.services.tallies`); returns seconds."""
+    return refresh_tallies().seconds

@@ -10,7 +10,7 @@ from django.db.models import Count
 
 from comparna.models import RankingSnapshot
 from comparna.rna.thresholds import ALPHA, MIN_COMMON, VERDICT_MARGIN
-from comparna.services import progress
+from comparna.services import progress, tallies
 from comparna.services.pages.common import cached
 from comparna.services.ranking_scope import EMPTY_OUTCOMES, is_ranked
 from predictors.models import Method, Prediction
@@ -29,19 +29,22 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
     common = report.get("common_targets", {})
     out = []
     active = Method.objects.public().filter(active=True).order_by("name").values_list("name", "pk")
-    statuses: dict[str, dict[str, int]] = {}
-    for name, status, n in (
-        Prediction.objects.public()
-        .filter(
-            method_version__is_current=True,
-            method_version__method__active=True,
-            target__subsets=snapshot.subset,
-        )
-        .values_list("method_version__method__name", "status")
-        .annotate(n=Count("id"))
-        .order_by()
-    ):
-        statuses.setdefault(name, {})[status] = n
+    # counted in the background (issue 28); live only before the first count
+    statuses = tallies.subset_status_counts(subset=snapshot.subset)
+    if statuses is None:
+        statuses = {}
+        for name, status, n in (
+            Prediction.objects.public()
+            .filter(
+                method_version__is_current=True,
+                method_version__method__active=True,
+                target__subsets=snapshot.subset,
+            )
+            .values_list("method_version__method__name", "status")
+            .annotate(n=Count("id"))
+            .order_by()
+        ):
+            statuses.setdefault(name, {})[status] = n
     for name, pk in active:
         row = rows.get(name)
         if row is not None and is_ranked(row):

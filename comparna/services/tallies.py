@@ -1,0 +1,227 @@
+"""Counting the predictions in the background, so that no page counts them (issue 28).
+
+Every page shows progress (predictions per method and state, throughput, ETA) and every ranking page whether
+its snapshot is settled; computed from the predictions table in a request, those grow with all the data (at
+116 k predictions the home page took 5.8 s whenever its 30-s cache had expired). Instead
+:func:`refresh_tallies` (the periodic task ``comparna.tasks.refresh_tallies_task``, every
+``COMPARNA_TALLY_INTERVAL_S``) counts once per dataset and per subset, by method version, state and
+self-reported flag, with the throughput window's finished counts, into :class:`comparna.tallies.models`
+(a few thousand rows), and checks in the background whether each newest ranking snapshot's inputs are still
+current. The pages read those rows: :func:`progress_counts`, :func:`subset_status_counts`,
+:func:`inputs_current`.
+
+Until the first refresh has run (a fresh install, the tests) the readers answer None and the caller counts
+live, as before.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import time
+from collections import defaultdict
+
+from django.db import transaction
+from django.db.models import Count, Min, Q
+from django.utils import timezone
+
+from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.services.rankings import build_counts_table, inputs_hash
+from comparna.tallies.models import PredictionTally, RankingFreshness, TallyRun
+from predictors.models import Method, Prediction
+
+#: The throughput window (minutes) the refresh counts finished predictions in (progress.WINDOW_MINUTES).
+WINDOW_MINUTES = 15
+UNFINISHED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
+#: A freshness check older than this is redone even when the subset's tallies did not change (re-scoring).
+RECHECK = dt.timedelta(minutes=10)
+
+
+def _scoped(values: tuple[str, ...], recent: Q):
+    return (
+        Prediction.objects.values(*values, "method_version_id", "status", "self_reported")
+        .annotate(n=Count("id"), recent=Count("id", filter=recent), first=Min("started_at", filter=recent))
+        .order_by()
+    )
+
+
+def refresh_tallies(*, window_minutes: float = WINDOW_MINUTES, now: dt.datetime | None = None) -> TallyRun:
+    """Count every prediction per dataset and per subset (by version, state, self-reported; with the
+    window's finished ones), replace the previous run's rows, then check the newest snapshots' inputs."""
+    started = time.perf_counter()
+    now = now or timezone.now()
+    since = now - dt.timedelta(minutes=window_minutes)
+    # "too long" is recorded without running anything (often at queue time): not throughput
+    recent = Q(finished_at__gte=since, finished_at__lte=now) & ~Q(
+        status__in=(*UNFINISHED, Prediction.Status.TOO_LONG)
+    )
+    rows = []
+    for row in _scoped(("target__dataset_id",), recent):
+        rows.append((row["target__dataset_id"], None, row))
+    subset_dataset = dict(Subset.objects.values_list("pk", "dataset_id"))
+    for row in _scoped(("target__subsets",), recent):  # one join: a target in no subset gives None
+        if row["target__subsets"] is not None:
+            rows.append((subset_dataset[row["target__subsets"]], row["target__subsets"], row))
+    with transaction.atomic():
+        run = TallyRun.objects.create(computed_at=now, window_minutes=window_minutes)
+        PredictionTally.objects.bulk_create(
+            [
+                PredictionTally(
+                    run=run, dataset_id=ds, subset_id=sub, method_version_id=r["method_version_id"],
+                    status=r["status"], self_reported=r["self_reported"], n=r["n"], recent=r["recent"],
+                    first_started=r["first"],
+                )
+                for ds, sub, r in rows
+            ],
+            batch_size=5000,
+        )
+        TallyRun.objects.exclude(pk=run.pk).delete()
+    check_freshness(run=run)
+    TallyRun.objects.filter(pk=run.pk).update(seconds=time.perf_counter() - started)
+    run.refresh_from_db()
+    return run
+
+
+def current_run() -> TallyRun | None:
+    """The newest refresh, or None before the first one."""
+    return TallyRun.objects.order_by("-computed_at").first()
+
+
+def _methods() -> dict[int, tuple[str, int, bool, str]]:
+    """method version pk -> (method name, method pk, active, visibility)."""
+    from predictors.models import MethodVersion
+
+    return {
+        pk: (name, mpk, active, visibility)
+        for pk, name, mpk, active, visibility in MethodVersion.objects.values_list(
+            "pk", "method__name", "method_id", "method__active", "method__visibility"
+        )
+    }
+
+
+def progress_counts(
+    *, dataset: Dataset | None = None, subset: Subset | None = None, include_private: bool = False
+) -> tuple[dict, dict, TallyRun] | None:
+    """What :func:`comparna.services.progress.prediction_progress` counts, from the tallies: ``(by_method
+    {(name, method pk): {status: n}}, recent {name: (n, first started)}, run)``; None before the first
+    refresh. Public methods' predictions that are not self-reported, or with ``include_private`` every
+    method's predictions that are not self-reported (what the workers run)."""
+    run = current_run()
+    if run is None:
+        return None
+    rows = PredictionTally.objects.filter(run=run, self_reported=False)
+    if subset is not None:
+        rows = rows.filter(subset=subset)
+    else:
+        rows = rows.filter(subset__isnull=True)
+        if dataset is not None:
+            rows = rows.filter(dataset=dataset)
+    versions = _methods()
+    by_method: dict[tuple[str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    recent: dict[str, list] = {}
+    for version, status, n, n_recent, first in rows.values_list(
+        "method_version_id", "status", "n", "recent", "first_started"
+    ):
+        name, mpk, _, visibility = versions[version]
+        if not include_private and visibility != Method.Visibility.PUBLIC:
+            continue
+        by_method[(name, mpk)][status] += n
+        if n_recent:
+            got = recent.setdefault(name, [0, None])
+            got[0] += n_recent
+            got[1] = first if got[1] is None or (first is not None and first < got[1]) else got[1]
+    return (
+        {k: dict(v) for k, v in by_method.items()},
+        {name: (n, first) for name, (n, first) in recent.items()},
+        run,
+    )
+
+
+def subset_status_counts(*, subset: Subset) -> dict[str, dict[str, int]] | None:
+    """Per active public method: its current version's predictions on ``subset`` by state (public, not
+    self-reported), from the tallies; None before the first refresh."""
+    run = current_run()
+    if run is None:
+        return None
+    from predictors.models import MethodVersion
+
+    current = dict(
+        MethodVersion.objects.filter(
+            is_current=True, method__active=True, method__visibility=Method.Visibility.PUBLIC
+        ).values_list("pk", "method__name")
+    )
+    out: dict[str, dict[str, int]] = {}
+    for version, status, n in PredictionTally.objects.filter(
+        run=run, subset=subset, self_reported=False, method_version_id__in=list(current)
+    ).values_list("method_version_id", "status", "n"):
+        counts = out.setdefault(current[version], {})
+        counts[status] = counts.get(status, 0) + n
+    return out
+
+
+def unfinished_of_active(*, subset: Subset) -> int | None:
+    """Queued, running or awaiting predictions of active public methods' current versions on ``subset``
+    (tallied); None before the first refresh."""
+    counts = subset_status_counts(subset=subset)
+    if counts is None:
+        return None
+    return sum(c.get(s, 0) for c in counts.values() for s in UNFINISHED)
+
+
+def _digest(snapshot: RankingSnapshot, run: TallyRun) -> str:
+    rows = sorted(
+        PredictionTally.objects.filter(run=run, subset_id=snapshot.subset_id).values_list(
+            "method_version_id", "status", "self_reported", "n"
+        )
+    )
+    versions = sorted(
+        Method.objects.filter(active=True).values_list(
+            "pk", "visibility", "versions__pk", "versions__is_current"
+        )
+    )
+    blob = json.dumps([snapshot.pk, snapshot.subset.dataset.version, rows, versions], default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def check_freshness(*, run: TallyRun) -> int:
+    """For the newest snapshot of every subset × definition: are its inputs still the current ones? Redone
+    when what the tallies saw of the subset changed, or after :data:`RECHECK`; returns how many were checked
+    (each check reads the subset's scores: background work, never a page's)."""
+    checked = 0
+    now = timezone.now()
+    for subset in Subset.objects.select_related("dataset"):
+        for definition in subset.definitions():
+            snapshot = subset.rankings.filter(definition=definition).first()
+            if snapshot is None:
+                continue
+            digest = _digest(snapshot, run)
+            known = RankingFreshness.objects.filter(snapshot=snapshot).first()
+            if known is not None and known.digest == digest and now - known.checked_at < RECHECK:
+                continue
+            _, identity = build_counts_table(subset=subset, definition=definition)
+            RankingFreshness.objects.update_or_create(
+                snapshot=snapshot,
+                defaults={
+                    "inputs_current": inputs_hash(identity, snapshot.seed) == snapshot.inputs_hash,
+                    "digest": digest,
+                    "checked_at": now,
+                },
+            )
+            checked += 1
+    return checked
+
+
+def inputs_current(snapshot: RankingSnapshot) -> bool | None:
+    """Whether ``snapshot``'s inputs are the current ones, as last checked in the background; a snapshot
+    stored after the last refresh was computed from the current inputs (True); None before the first
+    refresh (the caller checks live)."""
+    run = current_run()
+    if run is None:
+        return None
+    known = (
+        RankingFreshness.objects.filter(snapshot=snapshot).values_list("inputs_current", flat=True).first()
+    )
+    if known is not None:
+        return known
+    return True if snapshot.computed_at >= run.computed_at else None

@@ -1,0 +1,55 @@
+"""Tallies: what the pages show of the predictions table, counted in the background (issue 28).
+
+A page must not do work that grows with all predictions. The periodic task
+:func:`comparna.tallies.tasks.refresh_tallies_task` counts the predictions once per
+``COMPARNA_TALLY_INTERVAL_S`` into these few thousand rows; the pages read them.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class TallyRun(models.Model):
+    """One refresh: when it counted and the throughput window it used (the newest row is the current one)."""
+
+    computed_at = models.DateTimeField(db_index=True)
+    window_minutes = models.FloatField()
+    seconds = models.FloatField(default=0.0, help_text="How long the refresh took.")
+
+    class Meta:
+        ordering = ["-computed_at"]
+
+
+class PredictionTally(models.Model):
+    """Predictions of one method version in one state on one dataset (``subset`` empty) or one subset,
+    split by ``self_reported``; ``recent`` of them finished (and ran) within the run's window before its
+    ``computed_at``, the first of those started at ``first_started``."""
+
+    run = models.ForeignKey(TallyRun, on_delete=models.CASCADE, related_name="tallies")
+    dataset = models.ForeignKey("comparna.Dataset", on_delete=models.CASCADE, related_name="+")
+    subset = models.ForeignKey("comparna.Subset", null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="+")
+    method_version = models.ForeignKey("predictors.MethodVersion", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=24)
+    self_reported = models.BooleanField(default=False)
+    n = models.PositiveIntegerField()
+    recent = models.PositiveIntegerField(default=0)
+    first_started = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            # every filter the pages use: one dataset's rows, one subset's rows (of the current run)
+            models.Index(fields=["run", "dataset", "subset"], name="tally_scope"),
+            models.Index(fields=["run", "subset"], name="tally_subset"),
+        ]
+
+
+class RankingFreshness(models.Model):
+    """Whether a ranking snapshot's inputs are still the current ones (recomputing it would give the same
+    ranking), checked in the background; ``digest`` is what the check saw of the subset's tallies."""
+
+    snapshot = models.OneToOneField("comparna.RankingSnapshot", on_delete=models.CASCADE, related_name="+")
+    inputs_current = models.BooleanField()
+    digest = models.CharField(max_length=64)
+    checked_at = models.DateTimeField()
