@@ -1,7 +1,7 @@
 """Reading the JSON pair list ``{"pairs": [[i, j], ...]}``, the one structure format carrying multiplets.
 
 Its text comes from programs, web services and uploads, so it is read defensively (issue 26): a
-5000-digit integer, ``NaN``, a number overflowing to infinity or nesting too deep for the parser is a
+5000-digit integer or nesting too deep for the parser is a
 :class:`~comparna.rna.structure.StructureFormatError` naming the problem, never another exception (Python
 itself raises ValueError converting an integer of more than 4300 digits, which would re-queue a prediction
 forever). Re-exported by :mod:`comparna.rna.formats`.
@@ -10,23 +10,25 @@ forever). Re-exported by :mod:`comparna.rna.formats`.
 from __future__ import annotations
 
 import json
-import math
 import reprlib
 
 from comparna.rna.structure import Structure, StructureFormatError
 
 __all__ = ["MAX_JSON_INT_DIGITS", "load_json", "pair_json_structure", "read_pair_json"]
 
-#: Longest integer literal :func:`load_json` reads: positions need far fewer digits. A longer one is a format
-#: error, never an exception of Python's own (it refuses to convert more than 4300 digits, issue 26).
-MAX_JSON_INT_DIGITS = 15
+#: Longest integer literal :func:`load_json` reads: positions need far fewer digits, and a program's metadata
+#: (a seed, a count) fits easily. A longer one is a format error, never an exception of Python's own (it
+#: refuses to convert more than 4300 digits, issue 26).
+MAX_JSON_INT_DIGITS = 100
+#: Integers at least this large are described in messages, not printed.
+_SHOWN_BELOW = 10**15
 
 
 class _BriefRepr(reprlib.Repr):
     """Short quotes of hostile values: huge integers are described, never converted to text."""
 
     def repr_int(self, x: int, level: int) -> str:
-        if abs(x) >= 10**MAX_JSON_INT_DIGITS:
+        if abs(x) >= _SHOWN_BELOW:
             return f"<an integer of {len(format(x, 'x')) * 1.2:.0f}+ digits>"
         return super().repr_int(x, level)
 
@@ -42,22 +44,13 @@ def _json_int(literal: str) -> int:
     return int(literal)
 
 
-def _json_float(literal: str) -> float:
-    value = float(literal)
-    if not math.isfinite(value):
-        raise StructureFormatError(f"JSON number {literal[:40]!r} is out of range")
-    return value
-
-
-def _json_constant(name: str) -> float:
-    raise StructureFormatError(f"JSON has {name}, which is not a number JSON allows")
-
-
 def load_json(text: str) -> object:
     """``json.loads`` for text a program or a user wrote: every problem is a :class:`StructureFormatError`.
 
-    Refused besides invalid syntax: integers longer than :data:`MAX_JSON_INT_DIGITS` digits, ``NaN`` and
-    ``Infinity``, numbers that overflow to infinity, and nesting too deep for the parser.
+    Refused besides invalid syntax: integers longer than :data:`MAX_JSON_INT_DIGITS` digits and nesting too
+    deep for the parser. ``NaN``, ``Infinity`` and numbers overflowing to infinity are read as floats (a
+    program's metadata may hold them, e.g. an unbounded cluster index); wherever a number matters, its
+    reader refuses them (a position must be an integer, a probability finite).
 
     Raises
     ------
@@ -65,7 +58,7 @@ def load_json(text: str) -> object:
         Saying what is wrong (line and column for a syntax error).
     """
     try:
-        return json.loads(text, parse_int=_json_int, parse_float=_json_float, parse_constant=_json_constant)
+        return json.loads(text, parse_int=_json_int)
     except StructureFormatError:
         raise
     except json.JSONDecodeError as e:
@@ -119,7 +112,7 @@ def pair_json_structure(data: object, *, length: int) -> Structure:
             if not 1 <= x <= length:
                 raise StructureFormatError(
                     f"JSON pair #{k} {_brief.repr(item)}: {_brief.repr(x)} outside 1..{length}",
-                    position=x if abs(x) < 10**MAX_JSON_INT_DIGITS else None,
+                    position=x if abs(x) < _SHOWN_BELOW else None,
                 )
         if a == b:
             raise StructureFormatError(f"JSON pair #{k}: base {a} paired with itself", position=a)

@@ -185,9 +185,10 @@ HOSTILE_UPLOADS = [
     ({"format": "pairs-json", "structure": '{"pairs": [[1, ' + HUGE + "]]}"}, "5000 digits"),
     ({"format": "pairs", "structure": [[1, int("9" * 4000)]]}, "4000 digits"),
     ({"format": "pairs", "structure": [[1, 11]], "probabilities": [[1, 11, int("9" * 4000)]]}, "probability"),
-    ({"format": "pairs-json", "structure": '{"pairs": [[1, 11]], "probabilities": [[1, 11, NaN]]}'}, "NaN"),
+    ({"format": "pairs-json", "structure": '{"pairs": [[1, 11]], "probabilities": [[1, 11, NaN]]}'},
+     "finite"),
     ({"format": "pairs-json", "structure": '{"pairs": ' + "[" * 50000 + "]" * 50000 + "}"}, "nested"),
-    ({"format": "pairs-json", "structure": '{"pairs": [[1, 1e999]]}'}, "out of range"),
+    ({"format": "pairs-json", "structure": '{"pairs": [[1, 1e999]]}'}, "not a list of two integers"),
 ]
 
 
