@@ -33,7 +33,9 @@ from predictors.trials import TrialBusy, is_expired, request_test_run, time_limi
 class VersionInline(admin.TabularInline):
     model = MethodVersion
     extra = 0
-    readonly_fields = ("version", "program", "fingerprint", "is_current", "runnable", "created_at")
+    readonly_fields = (
+        "version", "program", "fingerprint", "is_current", "pending_review", "runnable", "created_at",
+    )
     fields = readonly_fields
     can_delete = False
 
@@ -72,7 +74,7 @@ def queue_on_static_benchmark(version: MethodVersion) -> int:
 class MethodAdmin(admin.ModelAdmin):
     list_display = (
         "name", "input_kind", "pseudoknots", "active", "from_catalogue", "visibility", "owner",
-        "publication_requested_at", "progress_link",
+        "publication_requested_at", "awaiting_approval", "progress_link",
     )
     list_filter = ("active", "visibility", "input_kind", "from_catalogue")
     search_fields = ("name", "owner__username")
@@ -97,17 +99,28 @@ class MethodAdmin(admin.ModelAdmin):
         url = reverse("admin:predictors_method_edit_spec", args=[obj.pk])
         return format_html('<a href="{}">Edit command, version or limits (test run first)</a>', url)
 
+    @admin.display(description="New version to approve")
+    def awaiting_approval(self, obj: Method) -> str:
+        """A version its owner saved of this public method that changes what runs (issue 26)."""
+        pending = obj.pending_version
+        return f"{pending.program} {pending.version} ({pending.fingerprint[:12]})" if pending else "-"
+
     @admin.display(description="Progress")
     def progress_link(self, obj: Method) -> str:
         url = status_url(obj) if obj.pk else None
         return format_html('<a href="{}">status</a>', url) if url else "-"
 
-    @admin.action(description="Make public (enters rankings and snapshots at their next computation)")
+    @admin.action(
+        description="Make public, or approve a public method's new version (enters rankings and snapshots "
+        "at their next computation)"
+    )
     def make_public(self, request, queryset) -> None:
         if not request.user.has_perm("predictors.change_method"):
             raise PermissionDenied
         n = sum(publish(method=m) for m in queryset)
-        self.message_user(request, f"{n} method(s) made public.", messages.SUCCESS)
+        self.message_user(
+            request, f"{n} method(s) made public or their new version approved.", messages.SUCCESS
+        )
 
     def get_urls(self):
         own = [

@@ -273,7 +273,8 @@ def test_a_published_methods_new_program_stays_private_until_staff_approve_it(
     assert 'id="pending-review"' in page and "mea" in page
     assert owner.get(f"/api/owner/methods/{method.pk}/").json()["version"]["pending_review"] is True
 
-    # staff approve it with the same action: it becomes current and is ranked from then on
+    # staff see it waiting, and approve it with the same action: it becomes current and is ranked from then on
+    assert pending.fingerprint[:12] in body_of(staff.get(reverse("admin:predictors_method_changelist")))
     r = staff.post(reverse("admin:predictors_method_changelist"),
                    {"action": "make_public", "_selected_action": [method.pk]})
     assert r.status_code == 302
