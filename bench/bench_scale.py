@@ -196,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
                 figures["tallies_s"], figures["tallies_peak_mb"], _ = child(
                     "from comparna.services.tallies import refresh_tallies; refresh_tallies()", env
                 )
+                figures["families_refresh_s"], figures["families_refresh_peak_mb"], _ = child(
+                    "from comparna.services.pages.families import refresh_family_summaries\n"
+                    "refresh_family_summaries()",
+                    env,
+                )
             except RuntimeError as exc:  # before the tallies existed: the pages compute live
                 bench.notes.append(f"no tallies refresh: {str(exc)[-200:]}")
             biggest = max(Dataset.objects.all(), key=lambda d: d.targets.count())

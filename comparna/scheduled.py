@@ -26,6 +26,11 @@ SCHEDULE: dict = {
         "schedule": float(os.environ.get("COMPARNA_TALLY_INTERVAL_S", "60")),
         "options": {"queue": "default", "expires": 300},
     },
+    "refresh-family-summaries": {
+        "task": "comparna.tasks.refresh_family_summaries_task",
+        "schedule": float(os.environ.get("COMPARNA_FAMILIES_INTERVAL_S", "600")),
+        "options": {"queue": "default", "expires": 1200},
+    },
 }
 
 SCHEDULE_MODULES = (

@@ -8,6 +8,7 @@ from celery import shared_task
 
 from comparna.models import RankingSnapshot
 from comparna.services.leakage import recompute_unseen
+from comparna.services.pages.families import refresh_family_summaries
 from comparna.services.rankings import recompute_rankings
 from comparna.services.tallies import refresh_tallies
 from comparna.snapshots.lifecycle import make_snapshot_if_changed
@@ -55,3 +56,10 @@ def refresh_tallies_task() -> float:
     """Periodic: count the predictions per dataset/subset, method version and state into the tallies the
     pages read, and check the newest rankings' inputs (:mod:`comparna.services.tallies`); returns seconds."""
     return refresh_tallies().seconds
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800, ignore_result=True)
+def refresh_family_summaries_task() -> int:
+    """Periodic: the families pages' numbers of every dataset whose scores changed (read by the pages,
+    never computed in a request); returns how many were recomputed."""
+    return refresh_family_summaries()

@@ -53,3 +53,19 @@ class RankingFreshness(models.Model):
     inputs_current = models.BooleanField()
     digest = models.CharField(max_length=64)
     checked_at = models.DateTimeField()
+
+
+class FamilySummary(models.Model):
+    """The families page's numbers of one dataset and definition (each method's mean MCC with its CI per
+    family), computed in the background from the current scores; ``stamp`` is the newest score it saw."""
+
+    dataset = models.ForeignKey("comparna.Dataset", on_delete=models.CASCADE, related_name="+")
+    definition = models.CharField(max_length=16)
+    stamp = models.CharField(max_length=64)
+    data = models.JSONField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "definition"], name="familysummary_unique")
+        ]
