@@ -24,3 +24,23 @@ def test_the_first_start_asks_for_the_pdb_set():
     services = yaml.safe_load((REPO / "docker-compose.yml").read_text())["services"]
     assert "manage.py start_pdb_set" in " ".join(services["web"]["command"])
     assert "manage.py start_pdb_set" in (REPO / "scripts" / "run.sh").read_text()
+
+
+def test_docs_and_dashboard_name_exactly_the_exported_metrics():
+    import json
+    import re
+
+    from comparna.ops.metrics import HELP
+
+    docs = (REPO / "docs" / "operations.md").read_text()
+    documented = set(re.findall(r"^\| `(comparna_[a-z_]+)` \|", docs, re.M))
+    assert documented == set(HELP)
+    dashboard = json.loads((REPO / "docs" / "grafana-comparna.json").read_text())
+    used = {
+        name
+        for panel in dashboard["panels"]
+        for target in panel["targets"]
+        for name in re.findall(r"comparna_[a-z_]+", target["expr"])
+    }
+    histogram = {f"{h}_{s}" for h in HELP for s in ("bucket", "sum", "count")}
+    assert used <= set(HELP) | histogram, used - set(HELP) - histogram
