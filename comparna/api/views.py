@@ -9,7 +9,7 @@ import datetime as dt
 import hashlib
 
 from django.core.cache import cache
-from django.db.models import Count, F, OuterRef, Prefetch, Subquery
+from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
 from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -72,14 +72,33 @@ def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
     return start, start + dt.timedelta(days=1)
 
 
+#: Query parameters every endpoint accepts: pagination and DRF's format override.
+COMMON_PARAMS = frozenset({"page", "page_size", "format"})
+
+
 class ReadOnly(viewsets.ReadOnlyModelViewSet):
     """Shared settings: read-only access (anonymous, or an owner by token or session, who then also sees
-    their own development methods), pagination, drf-spectacular schema."""
+    their own development methods), pagination, drf-spectacular schema.
+
+    A query parameter an action does not read is answered with 400 naming the accepted ones: a misspelt
+    filter (``?serach=``) silently ignored would return every row as if it had matched.
+    """
 
     permission_classes: list = []
     pagination_class = Pagination
     schema = AutoSchema()
     lookup_value_regex = ID_PATTERN  # ASCII digits, at most 18 (comparna.params)
+    #: The filters each action reads (besides :data:`COMMON_PARAMS`); keep in step with its schema.
+    accepted_params: dict[str, frozenset[str]] = {}
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        accepted = COMMON_PARAMS | self.accepted_params.get(self.action, frozenset())
+        unknown = sorted(set(request.query_params) - accepted)
+        if unknown:
+            listed = ", ".join(sorted(accepted))
+            message = f"unknown query parameter; this endpoint accepts: {listed}"
+            raise ValidationError({name[:40]: message for name in unknown[:10]})
 
     def q(self, name: str) -> str | None:
         value = self.request.query_params.get(name)
@@ -112,6 +131,9 @@ class DatasetViewSet(ReadOnly):
         _param("rna_class", "RNA family / class (exact)."),
         _param("family", "Family (exact): the dataset's class as a canonical family, else the Rfam one."),
         _param("pdb_id", "PDB entry id."),
+        _param("source_id", "The entry's id in its source (exact), e.g. `ASE_00001` or `1EHZ_A`."),
+        _param("search", "Targets whose source id, PDB id, class, family or organism contains this text "
+               "(case-insensitive)."),
         _param("released_since", "Released on or after (YYYY-MM-DD).", dt.date),
         _param("released_until", "Released on or before (YYYY-MM-DD).", dt.date),
     ],
@@ -120,6 +142,10 @@ class TargetViewSet(ReadOnly):
     """Targets with their reference structures (pairs, dot-bracket and BPSEQ)."""
 
     serializer_class = s.TargetSerializer
+    accepted_params = {
+        "list": frozenset({"dataset", "subset", "rna_class", "family", "pdb_id", "source_id", "search",
+                           "released_since", "released_until"}),
+    }
 
     def get_queryset(self):
         qs = (
@@ -139,6 +165,14 @@ class TargetViewSet(ReadOnly):
             qs = qs.filter(family=v)
         if (v := self.q("pdb_id")) is not None:
             qs = qs.filter(pdb_id__iexact=v)
+        if (v := self.q("source_id")) is not None:
+            qs = qs.filter(source_id=v)
+        if (v := self.q("search")) is not None:
+            v = v[:200]
+            qs = qs.filter(
+                Q(source_id__icontains=v) | Q(pdb_id__icontains=v) | Q(rna_class__icontains=v)
+                | Q(family__icontains=v) | Q(organism__icontains=v)
+            )
         if (d := parse_date(self.q("released_since"), "released_since")) is not None:
             qs = qs.filter(release_date__gte=d)
         if (d := parse_date(self.q("released_until"), "released_until")) is not None:
@@ -158,6 +192,7 @@ class MethodViewSet(ReadOnly):
     """Methods with their version history and runnable specifications."""
 
     serializer_class = s.MethodSerializer
+    accepted_params = {"list": frozenset({"input_kind", "active"})}
 
     def get_queryset(self):
         qs = Method.objects.visible_to(self.request.user).prefetch_related(
@@ -191,6 +226,9 @@ class PredictionViewSet(ReadOnly):
     """Predictions of every method version on every target, with their outcome (dated by finish time)."""
 
     serializer_class = s.PredictionSerializer
+    accepted_params = {
+        "list": frozenset({"dataset", "method", "target", "status", "current", "since", "until"}),
+    }
 
     def get_queryset(self):
         qs = (
@@ -236,6 +274,9 @@ class ScoreViewSet(ReadOnly):
     """Counts and scores of each prediction under each pair definition."""
 
     serializer_class = s.ScoreSerializer
+    accepted_params = {
+        "list": frozenset({"dataset", "subset", "method", "definition", "target", "current"}),
+    }
 
     def get_queryset(self):
         qs = (
@@ -333,6 +374,10 @@ class RankingViewSet(ReadOnly):
     """Immutable, dated ranking snapshots; ``latest/`` gives the current ranking (or as it stood on a day)."""
 
     serializer_class = s.RankingSnapshotSerializer
+    accepted_params = {
+        "list": frozenset({"dataset", "subset", "definition", "method", "date", "since", "until"}),
+        "latest": frozenset({"dataset", "subset", "definition", "method", "as_of"}),
+    }
 
     def base_queryset(self):
         qs = RankingSnapshot.objects.select_related("dataset", "subset")

@@ -189,3 +189,48 @@ def test_integer_filters_and_ids_take_ascii_digits_only(client, site, value):
 def test_nul_in_a_url_is_a_bad_request(client, site):
     assert client.get("/api/predictions/", {"method": "a\x00b"}).status_code == 400
     assert client.get("/methods/a%00b/status/").status_code == 400
+
+
+def test_targets_search_and_source_id_filters(client, site):
+    """Issue 29: ``search`` and ``source_id`` filter targets (``?search=`` was ignored: every target)."""
+    everything = get(client, "/api/targets/", page_size=500)["count"]
+    one = Target.objects.filter(dataset__slug="rnastrand").order_by("pk").first()
+    exact = get(client, "/api/targets/", source_id=one.source_id)
+    assert [t["id"] for t in exact["results"]] == list(
+        Target.objects.filter(source_id=one.source_id).values_list("pk", flat=True)
+    )
+    assert get(client, "/api/targets/", source_id=one.source_id + "x")["count"] == 0
+    needle = one.source_id[1:-1].lower()  # inside the id, other case
+    found = get(client, "/api/targets/", search=needle, page_size=500)
+    assert 0 < found["count"] < everything
+    assert one.pk in {t["id"] for t in found["results"]}
+    for item in found["results"]:
+        target = Target.objects.get(pk=item["id"])
+        fields = (target.source_id, target.pdb_id, target.rna_class, target.family, target.organism)
+        assert any(needle in f.lower() for f in fields)
+    assert get(client, "/api/targets/", search="no-such-target-anywhere")["count"] == 0
+
+
+@pytest.mark.parametrize(
+    "url, params",
+    [
+        ("/api/targets/", {"serach": "tRNA"}),
+        ("/api/targets/", {"dataset": "pdb", "sort": "length"}),
+        ("/api/methods/", {"name": "RNAfold"}),
+        ("/api/predictions/", {"methods": "x"}),
+        ("/api/scores/", {"target_id": "1"}),
+        ("/api/rankings/", {"as_of": "2024-01-01"}),  # a filter of latest/, not of the list
+        ("/api/rankings/latest/", {"date": "2024-01-01"}),
+        ("/api/datasets/", {"slug": "pdb"}),
+    ],
+)
+def test_unknown_query_parameters_are_a_400_naming_what_is_accepted(client, site, url, params):
+    body = get(client, url, expect=400, **params)
+    (name,) = params if len(params) == 1 else [k for k in params if k not in ("dataset",)]
+    assert name in body and "accepts" in str(body[name])
+
+
+def test_known_parameters_and_pagination_still_pass(client, site):
+    get(client, "/api/targets/", dataset="pdb", page=1, page_size=5, format="json")
+    get(client, "/api/rankings/latest/", dataset="rnastrand", as_of="2030-01-01")
+    get(client, "/api/scores/", current="true", definition="extended")
