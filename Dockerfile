@@ -1,10 +1,10 @@
 # The image every service of docker-compose.yml runs (web, both workers, beat); tests/unit/test_deployment.py
-# checks that it provides what those commands need.
+# checks that it provides what those commands need (postgresql-client: manage.py backup/restore).
 FROM debian:bookworm-slim
 ENV DEBIAN_FRONTEND=noninteractive PYTHONUNBUFFERED=1 PATH=/app/.venv/bin:$PATH \
     COMPARNA_VENVS_DIR=/opt/comparna/venvs
 RUN apt-get update && apt-get install -y --no-install-recommends \
-      python3 python3-venv python3-dev build-essential cd-hit infernal infernal-doc bubblewrap \
+      python3 python3-venv python3-dev build-essential cd-hit infernal infernal-doc bubblewrap postgresql-client \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 # The virtualenv where the scripts and the sandbox expect it (.venv beside manage.py); .dockerignore keeps
