@@ -840,10 +840,11 @@ def rank_intervals(
     Every resample draws C families with replacement (one matrix of draws from ``seed`` serves every pair:
     a pair uses the families of its common targets, a family drawn twice counts twice) and recomputes the
     order: per pair the family-summed signed ranks S_c (ranks of the full pairwise set) give T* = Σ w_c S_c
-    and the large-sample clustered signed-rank test (Rosner, Glynn & Lee 2006: Var = Σ w_c S_c²), the
-    p-values are Holm-adjusted across the pairs, wins follow as in :func:`target_level_ranking` and the
-    methods get competition ranks. The interval is the (1 − confidence)/2 and (1 + confidence)/2 quantiles
-    of each method's rank (inverted CDF: actual ranks).
+    and the large-sample clustered signed-rank test (Rosner, Glynn & Lee 2006: Var = Σ w_c S_c²), never
+    below 2/2^C for C distinct families drawn (the exact test's floor, so that few families cannot make
+    wins the primary verdict could not), the p-values are Holm-adjusted across the pairs, wins follow as in
+    :func:`target_level_ranking` and the methods get competition ranks. The interval is the
+    (1 − confidence)/2 and (1 + confidence)/2 quantiles of each method's rank (inverted CDF: actual ranks).
 
     Returns
     -------
@@ -888,6 +889,9 @@ def rank_intervals(
             z = np.where(var > 0, stat / np.sqrt(var), 0.0)
             mean = np.where(weights @ sizes > 0, (weights @ diffs) / (weights @ sizes), 0.0)
         p = 2 * ndtr(-np.abs(z))
+        # never below what the exact test allows: with C distinct families in the resample, 2 / 2^C
+        distinct = (weights > 0).astype(np.float64) @ (signed != 0).astype(np.float64)
+        p = np.maximum(p, np.exp2(1.0 - distinct))
         order = np.argsort(p, axis=1, kind="stable")
         q = np.take_along_axis(p, order, axis=1) * (len(pairs) - np.arange(len(pairs)))
         q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
