@@ -242,3 +242,20 @@ def test_metric_column_is_on_the_targets_that_decided_the_order():
     rows = compare_protocols(report, top=2)
     assert rows[0]["target"]["method"] == "A" and rows[0]["protocol_2013"]["method"] == "A"
     assert rows[0]["target"]["rank_low"] == 1
+
+
+def test_rank_intervals_respect_the_exact_floor_of_few_families():
+    """Ten families: no win is possible in the primary verdict, so no resample may create one either. (An
+    invariant check: the large-sample form is itself bounded, |z| ≤ √C, so 2Φ(−√10) ≈ 0.0016 already
+    keeps it above 0.001; the explicit floor 2/2^C in rank_intervals makes the bound the exact test's.)"""
+    rng = np.random.default_rng(9)
+    rows = []
+    for t in range(40):
+        for m, s in enumerate((0.2, 0.9)):
+            tp = int(rng.binomial(30, s))
+            rows.append((f"M{m}", f"T{t}", tp, 30 - tp, 5, 0, 4000))
+    table = CountsTable.from_rows(rows)
+    ten = [f"F{t % 10}" for t in range(40)]
+    assert target_level_ranking(table, clusters=ten).wins.sum() == 0
+    low, high = rank_intervals(table, clusters=ten, seed=2, resamples=300)
+    assert list(low) == list(high) == [1, 1]
