@@ -382,7 +382,8 @@ def sign_flip_pvalue(sums: np.ndarray, *, budget: int = EXACT_BUDGET) -> tuple[f
     if a.size * total <= budget:
         return _convolution_pvalue(a, abs(t)), "exact"
     z = t / np.sqrt(float((s.astype(np.float64) ** 2).sum()))
-    return float(min(1.0, 2 * sps.norm.sf(abs(z)))), "normal"
+    # an analytic tail below the smallest float is reported as that float, never as 0
+    return float(min(1.0, max(2 * sps.norm.sf(abs(z)), np.finfo(float).tiny))), "normal"
 
 
 def _convolution_pvalue(weights: np.ndarray, observed: int) -> float:

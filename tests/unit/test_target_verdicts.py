@@ -100,6 +100,9 @@ def test_many_families_use_the_normal_form_with_the_permutation_variance():
     sums = np.bincount(np.arange(400) % 200, weights=signed)
     z = sums.sum() / np.sqrt((sums**2).sum())
     assert test.pvalue == pytest.approx(2 * stats.norm.sf(abs(z)), rel=1e-9)
+    # never 0, however far out the statistic is
+    huge = clustered_signed_rank_test(np.arange(1, 5001) / 5000, np.zeros(5000))
+    assert huge.method == "normal" and 0 < huge.pvalue < 1e-300
 
 
 def _null_pairs(rng, pairs: int, n: int, families: int, spread: float) -> tuple[np.ndarray, np.ndarray]:
