@@ -6,7 +6,7 @@ Endpoints (the ones :class:`ingest.pdb.rcsb.RcsbClient` uses):
   :func:`ingest.pdb.rcsb.rna_release_query` (anything else is HTTP 400, so a client sending a wrong schema
   fails here too); entries with RNA released in the range are returned sorted by date, paginated by
   ``request_options.paginate``; 204 when nothing matches.
-* ``GET /download/{ID}.cif.gz`` - the entry's real file (the mmCIF fixtures, ``tests/data/mmcif.tar.gz``), gzipped.
+* ``GET /download/{ID}.cif.gz`` - the entry's real file (from ``tests/data/mmcif.tar.gz``), gzipped.
 * ``GET /rest/v1/holdings/status/{ID}`` - the Data API's holdings status: ``CURRENT``/``REL`` for a released
   entry, ``UNRELEASED``/``HPUB`` for one not yet released, 404 for an unknown id; ``holdings[ID] =
   (status, code)`` overrides it (e.g. ``("UNRELEASED", "WDRN")`` for a withdrawn entry).

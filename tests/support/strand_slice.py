@@ -1,4 +1,5 @@
-"""Build a small directory of real RNA STRAND files (read from the archive in data/, written to a temp dir)."""
+"""Build a small directory of real RNA STRAND files (read from the archive in data/, written to a temp dir).
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Contract test: every catalogue predictor really runs in the sandbox on a real tRNA and parses.
 
-The tRNA is yeast tRNA-Phe (PDB 1EHZ, 76 nt), whose reference dot-bracket ships with the mmCIF fixtures (tests/data/).
+The tRNA is yeast tRNA-Phe (PDB 1EHZ, 76 nt), whose reference dot-bracket ships with the mmCIF fixtures
+(tests/data/).
 """
 
 from __future__ import annotations

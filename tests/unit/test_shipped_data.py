@@ -1,8 +1,8 @@
 """What `make run` needs ships in data/ with its provenance, licence and checksums (issue 11).
 
-A user who clones the repository has nothing beside the clone: ``run.sh`` and the settings read ``data/``, every
-archive there is listed with its SHA-256 in ``data/SHA256SUMS`` and ``data/README.md``, and the folder stays
-under 50 MB compressed.
+A user who clones the repository has nothing beside the clone: ``run.sh`` and the settings read ``data/``,
+every archive there is listed with its SHA-256 in ``data/SHA256SUMS`` and ``data/README.md``, and the folder
+stays under 50 MB compressed.
 """
 
 from __future__ import annotations
