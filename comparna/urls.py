@@ -20,6 +20,16 @@ urlpatterns = [
         views.TargetPredictionDrawingView.as_view(),
         name="target-prediction-drawing",
     ),
+    path(
+        "targets/<id:pk>/predictions/<id:prediction>/structure.svg",
+        views.TargetPredictionStructureView.as_view(),
+        name="target-prediction-structure",
+    ),
+    path(
+        "targets/<id:pk>/reference/<slug:definition>/structure.svg",
+        views.TargetReferenceStructureView.as_view(),
+        name="target-reference-structure",
+    ),
     path("methods/", views.MethodListView.as_view(), name="methods"),
     path("methods/<id:pk>/", views.MethodDetailView.as_view(), name="method-detail"),
     path("methods/<id:pk>/predictions/", views.MethodPredictionsView.as_view(), name="method-predictions"),

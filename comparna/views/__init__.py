@@ -19,6 +19,8 @@ from comparna.views.targets import (
     TargetBrowserView,
     TargetDetailView,
     TargetPredictionDrawingView,
+    TargetPredictionStructureView,
+    TargetReferenceStructureView,
 )
 
 __all__ = [
@@ -40,5 +42,7 @@ __all__ = [
     "TargetBrowserView",
     "TargetDetailView",
     "TargetPredictionDrawingView",
+    "TargetPredictionStructureView",
+    "TargetReferenceStructureView",
     "prediction_progress",
 ]

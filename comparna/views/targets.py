@@ -10,7 +10,12 @@ from django.views.generic import ListView, TemplateView
 from comparna.blind.embargo import embargo_of
 from comparna.models import Dataset, Target
 from comparna.services.pages.target_browser import browse, facets, parse_query, sort_links
-from comparna.services.pages.targets import prediction_drawing, target_context
+from comparna.services.pages.targets import (
+    prediction_drawing,
+    prediction_structure_drawing,
+    reference_structure_drawing,
+    target_context,
+)
 from predictors.models import Prediction
 
 
@@ -71,6 +76,8 @@ class TargetPredictionDrawingView(View):
     """One public, finished prediction of a target drawn against its reference (``image/svg+xml``); blind
     predictions only after the release, as on the target page."""
 
+    draw = staticmethod(prediction_drawing)
+
     def get(self, request, pk: int, prediction: int):
         target = get_object_or_404(Target.objects.prefetch_related("references"), pk=pk)
         found = get_object_or_404(
@@ -82,10 +89,31 @@ class TargetPredictionDrawingView(View):
         blind = embargo_of(target)
         if blind and blind["hidden"]:
             raise Http404("blind predictions are shown after the release")
-        svg = prediction_drawing(target, found)
-        response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
-        response["Cache-Control"] = "public, max-age=3600"
-        return response
+        return svg_response(self.draw(target, found))
+
+
+class TargetPredictionStructureView(TargetPredictionDrawingView):
+    """The same prediction as a 2-D drawing (NAVIEW layout), its pairs marked TP / FP and the reference
+    pairs it missed (FN)."""
+
+    draw = staticmethod(prediction_structure_drawing)
+
+
+class TargetReferenceStructureView(View):
+    """A target's reference (one pair definition) as a 2-D drawing (``image/svg+xml``)."""
+
+    def get(self, request, pk: int, definition: str):
+        target = get_object_or_404(Target, pk=pk)
+        svg = reference_structure_drawing(target, definition)
+        if svg is None:
+            raise Http404("no reference under that definition")
+        return svg_response(svg)
+
+
+def svg_response(svg: str) -> HttpResponse:
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=3600"
+    return response
 
 
 def _has_pdb_chain(target: Target) -> bool:

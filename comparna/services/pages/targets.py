@@ -9,6 +9,7 @@ from comparna.models import Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_dot_bracket
 from comparna.rna.structure import StructureFormatError
+from comparna.services.pages.drawing import PairMark, prediction_marks, structure_drawing_svg
 from comparna.services.pages.figures import Arc, arc_diagram_svg, standalone_svg
 from predictors.models import Prediction
 
@@ -60,6 +61,7 @@ def target_context(target: Target) -> dict:
             {
                 "definition": definition,
                 "reference": r,
+                "structure_url": reverse("target-reference-structure", args=[target.pk, definition]),
                 "dot_bracket": dot_bracket_or_none(target.length, r.pairs),
                 "svg": arc_diagram_svg(
                     target.length, arcs, sequence=target.sequence, label=f"{definition} reference"
@@ -89,6 +91,7 @@ def target_context(target: Target) -> dict:
             # drawn by its own URL (an <img> loaded when scrolled to): a long target's twelve drawings
             # would make the page megabytes long
             entry["drawing_url"] = reverse("target-prediction-drawing", args=[target.pk, p.pk])
+            entry["structure_url"] = reverse("target-prediction-structure", args=[target.pk, p.pk])
             entry["dot_bracket"] = dot_bracket_or_none(target.length, p.pairs)
         predictions.append(entry)
     return {
@@ -137,6 +140,34 @@ def prediction_drawing(target: Target, prediction: Prediction) -> str:
         label=f"{prediction.method_version.method.name} vs reference",
     )
     return standalone_svg(svg)
+
+
+def reference_structure_drawing(target: Target, definition: str) -> str | None:
+    """The 2-D drawing of a target's reference under ``definition`` (None when it has none)."""
+    ref = target.references.filter(definition=definition).first()
+    if ref is None:
+        return None
+    pairs = _pair_set(ref.pairs)
+    marks = [
+        PairMark(i, j, "ref", f"{i}–{j} {target.sequence[i - 1]}-{target.sequence[j - 1]}")
+        for i, j in sorted(pairs)
+    ]
+    label = f"{target.source_id}: {definition} reference ({len(pairs)} pairs)"
+    return structure_drawing_svg(target.sequence, sorted(pairs), marks, label=label)
+
+
+def prediction_structure_drawing(target: Target, prediction: Prediction) -> str:
+    """The 2-D drawing of a prediction, laid out on its own pairs, each pair marked TP or FP against the
+    reference the page scores it with, and the reference pairs it missed (FN) drawn dashed on the same
+    layout."""
+    refs = {r.definition: r for r in target.references.all()}
+    main_def = main_definition(refs)
+    reference = _pair_set(refs[main_def].pairs) if main_def else set()
+    predicted = _pair_set(prediction.pairs)
+    label = f"{prediction.method_version.method.name} on {target.source_id}, against the {main_def} reference"
+    return structure_drawing_svg(
+        target.sequence, sorted(predicted), prediction_marks(reference, predicted), label=label
+    )
 
 
 def annotation_notes(target: Target) -> dict:
