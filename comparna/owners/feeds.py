@@ -1,7 +1,10 @@
 """Public Atom feeds: ranking changes and new weekly targets (subscribe in any feed reader).
 
 - ``/feeds/rankings.atom`` — one entry per ranking snapshot in which some method's rank changed (or a
-  method entered the ranking), listing the changes, linked to that snapshot's ranking page.
+  method entered the ranking), listing the changes, linked to that snapshot's ranking page;
+  ``/feeds/rankings/<dataset>.atom`` the same for one dataset, ``/feeds/methods/<id>.atom`` the rankings
+  in which one public method moved (linked from the dataset and method pages, and announced in their
+  ``<head>`` for feed readers).
 - ``/feeds/targets.atom`` — one entry per dataset and release week with the targets added (the weekly PDB
   set), linked to the targets.
 
@@ -14,12 +17,14 @@ import datetime as dt
 
 from django.contrib.syndication.views import Feed
 from django.db.models import Count, Max
+from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 
-from comparna.models import RankingSnapshot, Target
+from comparna.models import Dataset, RankingSnapshot, Target
 from comparna.owners.notifications import previous_snapshot, rank_changes
+from predictors.models import Method
 
 MAX_ENTRIES = 30
 SCAN = 300
@@ -28,18 +33,27 @@ SCAN = 300
 class RankingChangesFeed(Feed):
     feed_type = Atom1Feed
     title = "CompaRNA: ranking changes"
-    subtitle = "Each entry is a new ranking in which a method moved (pairwise Wilcoxon wins, SCIENCE.md §6)."
+    subtitle = (
+        "Each entry is a new ranking in which a method moved (ranked by its wins in paired, target-level "
+        "tests against every other method)."
+    )
     author_name = "CompaRNA"
 
     def link(self) -> str:
         return reverse("rankings-index")
 
+    def snapshots(self):
+        """The ranking snapshots this feed looks through (newest first)."""
+        return RankingSnapshot.objects.select_related("subset", "dataset").order_by("-computed_at", "-pk")
+
+    def keep(self, changes: list[dict]) -> list[dict]:
+        """The changes an entry shows (every one here)."""
+        return changes
+
     def items(self) -> list[tuple[RankingSnapshot, list[dict]]]:
         out = []
-        for snap in RankingSnapshot.objects.select_related("subset", "dataset").order_by(
-            "-computed_at", "-pk"
-        )[:SCAN]:
-            changes = rank_changes(snap, previous_snapshot(snap))
+        for snap in self.snapshots()[:SCAN]:
+            changes = self.keep(rank_changes(snap, previous_snapshot(snap)))
             if changes:
                 out.append((snap, changes))
             if len(out) >= MAX_ENTRIES:
@@ -85,6 +99,46 @@ class RankingChangesFeed(Feed):
 
     def item_pubdate(self, item) -> dt.datetime:
         return item[0].computed_at
+
+
+class DatasetRankingChangesFeed(RankingChangesFeed):
+    """Ranking changes of one dataset's subsets."""
+
+    def get_object(self, request, dataset: str) -> Dataset:
+        self.dataset = get_object_or_404(Dataset, slug=dataset)
+        return self.dataset
+
+    def title(self, obj: Dataset) -> str:
+        return f"CompaRNA: ranking changes on {obj.name}"
+
+    def link(self, obj: Dataset) -> str:
+        return reverse("dataset-rankings", args=[obj.slug])
+
+    def snapshots(self):
+        return super().snapshots().filter(dataset=self.dataset)
+
+
+class MethodRankingChangesFeed(RankingChangesFeed):
+    """The rankings in which one public method's rank changed (or it entered them)."""
+
+    def get_object(self, request, pk: int) -> Method:
+        self.method = get_object_or_404(Method.objects.public(), pk=pk)  # private methods have no feed
+        return self.method
+
+    def title(self, obj: Method) -> str:
+        return f"CompaRNA: rankings of {obj.name}"
+
+    def subtitle(self, obj: Method) -> str:
+        return f"Each entry is a new ranking in which {obj.name}'s rank changed."
+
+    def link(self, obj: Method) -> str:
+        return reverse("method-detail", args=[obj.pk])
+
+    def keep(self, changes: list[dict]) -> list[dict]:
+        return [c for c in changes if c["method"] == self.method.name]
+
+    def item_guid(self, item) -> str:
+        return f"comparna:ranking:{item[0].pk}:method:{self.method.pk}"
 
 
 class NewTargetsFeed(Feed):

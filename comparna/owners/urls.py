@@ -32,5 +32,9 @@ urlpatterns = [
     path("api/owner/predictions/", api.OwnerUploadView.as_view(), name="owner-api-upload"),
     path("api/owner/callback/", api.OwnerCallbackView.as_view(), name="owner-api-callback"),
     path("feeds/rankings.atom", feeds.RankingChangesFeed(), name="feed-rankings"),
+    path(
+        "feeds/rankings/<slug:dataset>.atom", feeds.DatasetRankingChangesFeed(), name="feed-dataset-rankings"
+    ),
+    path("feeds/methods/<id:pk>.atom", feeds.MethodRankingChangesFeed(), name="feed-method-rankings"),
     path("feeds/targets.atom", feeds.NewTargetsFeed(), name="feed-targets"),
 ]

@@ -3,6 +3,7 @@ the deterministic site data (three dated ranking snapshots per subset; NewFold e
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -91,3 +92,43 @@ def test_atom_feeds_list_ranking_changes_and_new_weekly_targets(site):
     assert len(weeks) == min(30, released.values("release_date").distinct().count())
     newest = released.order_by("-release_date").first()
     assert newest.source_id in (weeks[0].find(f"{ATOM}summary").text or "")
+
+
+def test_dataset_and_method_feeds_and_their_autodiscovery(site):
+    """Issue 29: per-dataset and per-method feeds, announced by <link rel="alternate"> on every page."""
+    client = Client()
+    all_entries = ET.fromstring(client.get("/feeds/rankings.atom").content).findall(f"{ATOM}entry")
+    for dataset in Dataset.objects.all():
+        response = client.get(f"/feeds/rankings/{dataset.slug}.atom")
+        assert response.status_code == 200
+        entries = ET.fromstring(response.content).findall(f"{ATOM}entry")
+        ids = {e.find(f"{ATOM}id").text for e in entries}
+        snaps = RankingSnapshot.objects.filter(pk__in=[int(i.split(":")[2]) for i in ids])
+        assert all(s.dataset_id == dataset.pk for s in snaps)
+        expected = {e.find(f"{ATOM}id").text for e in all_entries
+                    if RankingSnapshot.objects.get(pk=int(e.find(f"{ATOM}id").text.split(":")[2])).dataset_id
+                    == dataset.pk}
+        assert expected <= ids
+    assert client.get("/feeds/rankings/nope.atom").status_code == 404
+
+    newfold = Method.objects.get(name="NewFold")
+    entries = ET.fromstring(client.get(f"/feeds/methods/{newfold.pk}.atom").content).findall(f"{ATOM}entry")
+    assert entries
+    for e in entries:
+        summary = e.find(f"{ATOM}summary").text
+        assert "NewFold" in summary and e.find(f"{ATOM}title").text.count("→") == 1
+    private = Method.objects.exclude(visibility=Method.Visibility.PUBLIC).first()
+    if private is not None:
+        assert client.get(f"/feeds/methods/{private.pk}.atom").status_code == 404
+
+    # autodiscovery: the site feeds on every page, the page's own feed where it has one
+    link = re.compile(r'<link rel="alternate" type="application/atom\+xml"[^>]*href="([^"]+)"')
+
+    def alternates(url):
+        return set(link.findall(client.get(url).content.decode()))
+
+    for url in ("/", "/about/", "/methods/", "/datasets/", "/targets/"):
+        assert {"/feeds/rankings.atom", "/feeds/targets.atom"} <= alternates(url), url
+    dataset = RankingSnapshot.objects.first().dataset
+    assert f"/feeds/rankings/{dataset.slug}.atom" in alternates(f"/rankings/{dataset.slug}/")
+    assert f"/feeds/methods/{newfold.pk}.atom" in alternates(f"/methods/{newfold.pk}/")
