@@ -6,10 +6,15 @@ their interaction energy as in RNAplex (Tafer & Hofacker 2008, Bioinformatics 24
 kept only when it gains more than the initiation cost (``-e``, default -8.10 kcal/mol). The program reads
 the sequence from standard input and writes a PostScript plot into its working directory, so it runs
 here in a private temporary directory. Pseudoknotted pairs are printed as ``[]``.
+
+Debian's build (2.5.1+dfsg-1) aborts at exit ("free(): invalid pointer", SIGABRT) whenever
+``OMP_NUM_THREADS`` is set, to any value, after printing its answer; the sandbox sets it to 1 for every
+program. So it runs without that variable and with ``OMP_THREAD_LIMIT=1``, which keeps it on one thread.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -27,8 +32,11 @@ def version() -> str:
 def predict(sequence: str) -> dict:
     """``{"structure": dot-bracket with [] for the pseudoknot, "energy": kcal/mol}`` of one sequence."""
     with tempfile.TemporaryDirectory(prefix="rnapkplex-") as work:
+        env = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}
+        env["OMP_THREAD_LIMIT"] = "1"
         out = subprocess.run(
-            [PROGRAM], input=f">query\n{sequence}\n", capture_output=True, text=True, cwd=work, check=True
+            [PROGRAM], input=f">query\n{sequence}\n", capture_output=True, text=True, cwd=work, check=True,
+            env=env,
         ).stdout
     last = out.strip().splitlines()[-1]
     structure, _, energy = last.partition(" ")
