@@ -9,6 +9,7 @@ from celery import shared_task
 from comparna.models import RankingSnapshot
 from comparna.services.leakage import recompute_unseen
 from comparna.services.pages.families import refresh_family_summaries
+from comparna.services.pages.rankings import store_ranking_rows
 from comparna.services.rankings import recompute_rankings
 from comparna.services.tallies import refresh_tallies
 from comparna.snapshots.lifecycle import make_snapshot_if_changed
@@ -54,8 +55,11 @@ def has_snapshot_since_first_ranking(dataset) -> bool:
 @shared_task(acks_late=True, queue="default", soft_time_limit=540, time_limit=600, ignore_result=True)
 def refresh_tallies_task() -> float:
     """Periodic: count the predictions per dataset/subset, method version and state into the tallies the
-    pages read, and check the newest rankings' inputs (:mod:`comparna.services.tallies`); returns seconds."""
-    return refresh_tallies().seconds
+    pages read, check the newest rankings' inputs (:mod:`comparna.services.tallies`) and store the table rows
+    of new rankings (:func:`store_ranking_rows`); returns the tallies' seconds."""
+    seconds = refresh_tallies().seconds
+    store_ranking_rows()
+    return seconds
 
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800, ignore_result=True)

@@ -69,3 +69,18 @@ class FamilySummary(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["dataset", "definition"], name="familysummary_unique")
         ]
+
+
+class RankingRows(models.Model):
+    """A ranking snapshot's table rows as its page shows them (under one protocol): computed in the
+    background when the snapshot is new (they read the subset's scores and bootstrap a CI per method)."""
+
+    snapshot = models.ForeignKey("comparna.RankingSnapshot", on_delete=models.CASCADE, related_name="+")
+    protocol = models.CharField(max_length=16)
+    rows = models.JSONField()
+    computed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "protocol"], name="rankingrows_unique")
+        ]

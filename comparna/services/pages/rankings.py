@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections import defaultdict
 
 from comparna.models import Dataset, RankingSnapshot, Subset
@@ -16,6 +17,7 @@ from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.ranking_scope import common_targets, is_ranked
 from comparna.services.uncertainty import cluster_labels
+from comparna.tallies.models import RankingRows
 
 PROTOCOLS = ("target", "2013")
 
@@ -30,12 +32,15 @@ def snapshot_view(snapshot: RankingSnapshot, protocol: str = "target") -> tuple[
     return protocol_view(snapshot.report, "2013") or dict(snapshot.report), "2013"
 
 
-def ranking_rows(snapshot: RankingSnapshot, protocol: str = "target") -> list[dict]:
+def ranking_rows(
+    snapshot: RankingSnapshot, protocol: str = "target", *, compute_only: bool = False
+) -> list[dict]:
     """The snapshot's rows (under ``protocol``) with method links, input kind, the rank interval, the mean
     per-target MCC on the targets that decided the order (with n) and the mean MCC with a 95 % CI.
 
     Cached for ever under the snapshot's pk: the report is immutable, and the CI uses the scores present when
-    first shown (normally the ones the snapshot was computed from).
+    first computed (normally the ones the snapshot was computed from). A page reads the rows
+    :func:`store_ranking_rows` stored in the background; ``compute_only`` computes them (what it stores).
     """
     view, shown = snapshot_view(snapshot, protocol)
 
@@ -81,7 +86,37 @@ def ranking_rows(snapshot: RankingSnapshot, protocol: str = "target") -> list[di
             )
         return rows
 
-    return cached(f"ranking-rows:{snapshot.pk}:{shown}", compute)
+    def stored_or_compute() -> list[dict]:
+        # stored in the background for every newest snapshot (store_ranking_rows, issue 28)
+        stored = RankingRows.objects.filter(snapshot=snapshot, protocol=shown).values_list("rows", flat=True)
+        found = stored.first()
+        return found if found is not None else compute()
+
+    if compute_only:
+        return compute()
+    return cached(f"ranking-rows:{snapshot.pk}:{shown}", stored_or_compute)
+
+
+def store_ranking_rows() -> int:
+    """Store the page rows of the newest snapshot of every subset × definition, under each protocol it has,
+    where missing: a periodic task's work (they read the subset's scores), so a ranking page never computes
+    them in a request. Returns how many were stored."""
+    done = 0
+    for subset in Subset.objects.select_related("dataset"):
+        for definition in subset.definitions():
+            snapshot = subset.rankings.filter(definition=definition).first()
+            if snapshot is None:
+                continue
+            for protocol in PROTOCOLS:
+                _, shown = snapshot_view(snapshot, protocol)
+                stored = RankingRows.objects.filter(snapshot=snapshot, protocol=shown)
+                if shown != protocol or stored.exists():
+                    continue
+                rows = json.loads(json.dumps(ranking_rows(snapshot, protocol, compute_only=True)),
+                                  parse_constant=lambda _: None)  # jsonb has no NaN
+                RankingRows.objects.get_or_create(snapshot=snapshot, protocol=shown, defaults={"rows": rows})
+                done += 1
+    return done
 
 
 def ranked_fields(snapshot: RankingSnapshot, row: dict) -> dict:
