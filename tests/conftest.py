@@ -7,6 +7,9 @@ their annotations by other tools ship as ``tests/data/mmcif.tar.gz`` and are unp
 
 from __future__ import annotations
 
+import getpass
+import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,28 @@ import pytest
 from tests.support.fixture_data import DATA, extract_mmcif
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config):
+    """Remove, without recursion, the old temporary folders pytest is about to clean up itself.
+
+    The hardening tests run programs that leave 1500 nested directories; if one of those tests fails before
+    its own cleanup, pytest's removal of old ``pytest-N`` folders at a later session start (recursive
+    ``shutil.rmtree``) raises RecursionError and the whole session errors. Pytest keeps the newest three.
+    """
+    from predictors.core.removal import remove_tree
+
+    root = Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}"
+    if config.option.basetemp or not root.is_dir():
+        return
+    numbered = sorted(
+        (int(m.group(1)), p) for p in root.iterdir() if (m := re.fullmatch(r"pytest-(\d+)", p.name))
+    )
+    stale = [p for n, p in numbered if numbered and n <= numbered[-1][0] - 2]
+    for path in [*stale, *root.glob("garbage-*")]:
+        # a folder with a lock file belongs to a session still running (pytest's own rule: never removed)
+        if path.is_dir() and not path.is_symlink() and not (path / ".lock").exists():
+            remove_tree(path)
 
 
 @pytest.fixture(scope="session")
