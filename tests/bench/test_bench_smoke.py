@@ -19,7 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BENCHES = sorted(p.name for p in (REPO / "bench").glob("bench_*.py"))
 #: Benchmarks that start PostgreSQL, Redis, Celery workers or gunicorn.
-STACK = {"bench_workers.py", "bench_load.py", "bench_throughput.py", "bench_page_weight.py"}
+STACK = {"bench_workers.py", "bench_load.py", "bench_throughput.py", "bench_page_weight.py", "bench_scale.py"}
 
 
 def _run(args: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess:
