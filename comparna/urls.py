@@ -51,6 +51,11 @@ urlpatterns = [
         views.MethodComparisonCsvView.as_view(),
         name="method-comparison-csv",
     ),
+    path(
+        RANKING + "compare/<id:a>/<id:b>/pair.zip",
+        views.MethodComparisonZipView.as_view(),
+        name="method-comparison-zip",
+    ),
     path("api/blind/", include("comparna.blind.api_urls")),
     path("api/", include("comparna.api.urls")),
     path("snapshots/", include("comparna.snapshots.urls")),

@@ -148,3 +148,37 @@ def test_a_new_method_version_leaves_the_snapshot_pages_on_the_ranked_version(cl
     ).group(1)
     assert mean_after == mean_before
     cache.clear()
+
+
+def test_the_pair_zip_holds_both_csvs_and_a_readme_of_every_column(client, site):
+    """Issue 29: one zip of the pair's data — the page's counts, the structures of both methods and the
+    reference on the same targets, and a README naming every column."""
+    import zipfile
+
+    good, mid = Method.objects.get(name="GoodFold"), Method.objects.get(name="MidFold")
+    for snap in (snapshots()[0], snapshots()[-1]):
+        page_url = reverse("method-comparison", args=[*ARGS, good.pk, mid.pk]) + f"?snapshot={snap.pk}"
+        page = client.get(page_url).content.decode()
+        zip_url = reverse("method-comparison-zip", args=[*ARGS, good.pk, mid.pk]) + f"?snapshot={snap.pk}"
+        assert zip_url.replace("&", "&amp;") in page  # linked from the comparison page
+        response = client.get(zip_url)
+        assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+        assert response["Content-Disposition"].endswith('.zip"')
+        archive = zipfile.ZipFile(io.BytesIO(response.content))
+        assert sorted(archive.namelist()) == ["README.txt", "counts.csv", "structures.csv"]
+        counts = list(csv.DictReader(io.StringIO(archive.read("counts.csv").decode())))
+        structures = list(csv.DictReader(io.StringIO(archive.read("structures.csv").decode())))
+        n = snap.report["common_targets"]["GoodFold"]["MidFold"]
+        assert len(counts) == n  # the page's common targets
+        assert archive.read("counts.csv").decode() == client.get(
+            reverse("method-comparison-csv", args=[*ARGS, good.pk, mid.pk]) + f"?snapshot={snap.pk}"
+        ).content.decode()
+        assert sorted(r["target"] for r in structures) == sorted(r["target"] for r in counts)
+        for row in structures:
+            assert row["reference_pairs"] and row["a_status"] and row["b_status"]
+        readme = archive.read("README.txt").decode()
+        assert "GoodFold" in readme and "MidFold" in readme
+        for column in [*counts[0], *structures[0]]:
+            line = next(x for x in readme.splitlines() if x.strip().startswith(f"{column}:"))
+            assert len(line.split(":", 1)[1].strip()) > 5, f"README: no meaning for {column}"
+    assert client.get(reverse("method-comparison-zip", args=[*ARGS, good.pk, good.pk])).status_code == 404
