@@ -5,6 +5,7 @@ from django.views.decorators.cache import cache_control
 
 from comparna import views
 from comparna.views.families import FamilyBreakdownView, UnseenRankingView
+from comparna.views.weeks import WeekDetailView, WeekListView
 
 RANKING = "rankings/<slug:dataset>/<slug:subset>/<slug:definition>/"
 
@@ -67,4 +68,6 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     # Browsers ask for it on pages without an icon link (the admin's): no icon, but no 404 either.
     path("favicon.ico", cache_control(max_age=86400)(lambda request: HttpResponse(status=204))),
+    path("weeks/<slug:dataset>/", WeekListView.as_view(), name="pdb-weeks"),
+    path("weeks/<slug:dataset>/<day:day>/", WeekDetailView.as_view(), name="pdb-week"),
 ]

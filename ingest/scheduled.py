@@ -19,6 +19,11 @@ SCHEDULE: dict = {
         "schedule": float(_interval) if _interval else crontab(day_of_week="thu", hour=6, minute=0),
         "options": {"queue": "default"},
     },
+    "pdb-release-windows": {
+        "task": "ingest.tasks.refresh_release_windows_task",
+        "schedule": crontab(hour=0, minute=30),
+        "options": {"queue": "default"},
+    },
     "assign-missing-families": {
         "task": "ingest.tasks.assign_missing_families_task",
         "schedule": float(os.environ.get("COMPARNA_FAMILY_SWEEP_INTERVAL_S", "3600")),

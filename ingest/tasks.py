@@ -65,3 +65,11 @@ def assign_missing_families_task() -> int:
     if ids:
         assign_families_task(ids)
     return len(ids)
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=300, time_limit=360)
+def refresh_release_windows_task() -> dict[str, int]:
+    """Daily: move the PDB set's rolling windows (last 4 weeks, 6 months, year) on to today."""
+    from ingest.services.pdb import refresh_release_windows
+
+    return refresh_release_windows()

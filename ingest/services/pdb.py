@@ -23,8 +23,19 @@ from ingest.pdb.windows import release_weeks
 from ingest.services.runs import recorded
 
 PDB_SLUG = "pdb"
+#: Rolling time windows of the weekly set (slug, name, days): CAMEO-style rankings of the recent weeks only,
+#: their memberships moved on by :func:`refresh_release_windows` after every poll and every day.
+RELEASE_WINDOWS = [
+    ("last-4-weeks", "Released in the last 4 weeks", 28),
+    ("last-6-months", "Released in the last 6 months", 182),
+    ("last-year", "Released in the last year", 365),
+]
 PDB_SUBSETS = [
     ("all", "All RNAs", "", "Every novel PDB chain with at least one standard base pair."),
+    *(
+        (slug, name, "", f"Chains released in the {days} days up to the newest ranking (a rolling window).")
+        for slug, name, days in RELEASE_WINDOWS
+    ),
     ("pk-standard", "Pseudoknotted (standard pairs)", "standard", "Standard pairs of the reference cross."),
     ("pk-extended", "Pseudoknotted (extended pairs)", "extended", "Extended pairs of the reference cross."),
 ]
@@ -47,6 +58,32 @@ def ensure_pdb_dataset() -> Dataset:
             for slug, name, definition, description in PDB_SUBSETS
         ],
     )
+
+
+def refresh_release_windows(*, today: dt.date | None = None) -> dict[str, int]:
+    """Move the rolling release windows of the PDB set on to ``today`` (the instance's clock): each
+    window subset holds the targets released in its last N days. Returns the size of each window; a
+    window whose members did not change is left alone (its ranking is not recomputed)."""
+    from comparna import clock
+
+    if not Dataset.objects.filter(slug=PDB_SLUG).exists():
+        return {}
+    dataset = ensure_pdb_dataset()
+    today = today or clock.today()
+    sizes = {}
+    for slug, _, days in RELEASE_WINDOWS:
+        subset = dataset.subsets.get(slug=slug)
+        wanted = set(
+            Target.objects.filter(dataset=dataset, release_date__gt=today - dt.timedelta(days=days))
+            .values_list("pk", flat=True)
+        )
+        current = set(subset.targets.values_list("pk", flat=True))
+        if wanted != current:
+            with transaction.atomic():
+                subset.targets.remove(*(current - wanted))
+                subset.targets.add(*(wanted - current))
+        sizes[slug] = len(wanted)
+    return sizes
 
 
 def rcsb_client() -> RcsbClient:
@@ -106,6 +143,7 @@ def poll_pdb(
             run.save(update_fields=["done", "failed", "targets_created"])
             if progress:
                 progress("entries", n, len(todo))
+    refresh_release_windows()  # the instance's today, not the polled window's end
     if run.targets_created:
         new_targets = Target.objects.filter(pdb_chain__entry__poll=run)
         pipeline.targets_created(target_ids=list(new_targets.values_list("pk", flat=True)))
