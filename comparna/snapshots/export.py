@@ -59,7 +59,9 @@ class _Export:
     targets: list[Target]
     subsets: list[Subset]
     references: dict[str, list[ReferenceStructure]]
-    predictions: list[Prediction]
+    #: pks of the predictions it exports, in archive order (rows are streamed when written: issue 28, a
+    #: list of every prediction object of a large dataset took gigabytes)
+    predictions: list[int]
     versions: dict[int, MethodVersion]
     rankings: list[RankingSnapshot]
     include_predictions: bool
@@ -87,13 +89,11 @@ def _collect(dataset: Dataset, include_predictions: bool) -> tuple[_Export, int]
     references: dict[str, list[ReferenceStructure]] = {d: [] for d in dataset.definitions}
     for ref in ReferenceStructure.objects.filter(target__dataset=dataset).order_by("target__source_id"):
         references.setdefault(ref.definition, []).append(ref)
-    predictions, n_scores = [], 0
+    predictions, n_scores, version_ids = [], 0, set()
     if include_predictions:
-        predictions = list(
-            current_predictions(dataset)
-            .select_related("method_version__method")
-            .order_by("method_version__method__name", "target__source_id")
-        )
+        for pk, version_id in _ordered_predictions(dataset).values_list("pk", "method_version_id"):
+            predictions.append(pk)
+            version_ids.add(version_id)
         n_scores = Score.objects.filter(prediction__in=current_predictions(dataset)).count()
     export = _Export(
         dataset=dataset,
@@ -101,7 +101,7 @@ def _collect(dataset: Dataset, include_predictions: bool) -> tuple[_Export, int]
         subsets=list(dataset.subsets.all()),
         references=references,
         predictions=predictions,
-        versions={p.method_version_id: p.method_version for p in predictions},
+        versions=MethodVersion.objects.select_related("method").in_bulk(version_ids),
         rankings=latest_snapshots(dataset=dataset),
         include_predictions=include_predictions,
     )
@@ -285,11 +285,21 @@ def _dot_bracket_of(prediction: Prediction, target: Target) -> str:
         return ""  # multiplets: only the pair list carries them
 
 
+def _ordered_predictions(dataset: Dataset):
+    return current_predictions(dataset).order_by("method_version__method__name", "target__source_id")
+
+
 def _write_predictions(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter) -> None:
+    exported = set(ex.predictions)
     with writer.open_text("predictions/predictions.csv") as fh:
         out = csv.writer(fh, lineterminator="\n")
         out.writerow(C.names(C.PREDICTION))
-        for p in ex.predictions:
+        # streamed in the collected order; one finished since then goes into the next snapshot
+        for p in _ordered_predictions(ex.dataset).select_related("method_version__method").iterator(
+            chunk_size=2000
+        ):
+            if p.pk not in exported:
+                continue
             t = ex.by_pk[p.target_id]
             derived = {
                 "method": p.method_version.method.name,
@@ -302,7 +312,7 @@ def _write_predictions(writer: SnapshotWriter, ex: _Export, counter: ProgressCou
 
 
 def _write_scores(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter) -> None:
-    exported = {p.pk for p in ex.predictions}
+    exported = set(ex.predictions)
     with writer.open_text("scores/counts.csv") as fh:
         out = csv.writer(fh, lineterminator="\n")
         out.writerow(C.names(C.SCORE))
