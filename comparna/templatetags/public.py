@@ -25,3 +25,21 @@ def scrub_paths(text: object) -> str:
 @register.filter(name="public")
 def public(text: object) -> str:
     return scrub_paths(text)
+
+
+# A catalogue program as stored: our wrapper module, then what it runs in parentheses,
+# ``predictors.programs.vienna_fold (ViennaRNA RNA module)``.
+_WRAPPED_PROGRAM = re.compile(r"^[a-z_][\w]*(?:\.[a-z_]\w*)+\s*\((?P<what>.+)\)\s*$", re.S)
+
+
+def program_label(program: object) -> str:
+    """What a program is, in a reader's words: ``predictors.programs.vienna_fold (ViennaRNA RNA module)`` →
+    ``ViennaRNA RNA module``. The module path is how the server runs it; staff see it in the admin."""
+    text = "" if program is None else str(program)
+    match = _WRAPPED_PROGRAM.match(text)
+    return match.group("what") if match else scrub_paths(text)
+
+
+@register.filter(name="program")
+def program(text: object) -> str:
+    return program_label(text)

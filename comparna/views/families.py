@@ -33,7 +33,7 @@ class FamilyBreakdownView(TemplateView):
         if family is not None and selected is None:
             raise Http404("no such family in this dataset")
         ctx.update(dataset=dataset, definition=definition, data=data, selected=selected,
-                   datasets=Dataset.objects.order_by("slug"))
+                   datasets=Dataset.objects.exclude(pk=dataset.pk).order_by("slug"))
         return ctx
 
 

@@ -16,6 +16,7 @@ from comparna.services.pages.methods import (
     prediction_counts,
     prediction_origins,
 )
+from predictors.core.spec import argv_placeholders
 from predictors.models import Method
 from predictors.training_data import training_section
 
@@ -45,7 +46,8 @@ class MethodDetailView(TemplateView):
             method=method,
             versions=list(method.versions.filter(pending_review=False)),  # one awaiting approval is private
             current=current,
-            argv=(current.spec or {}).get("argv") if current else None,
+            argv=(argv := (current.spec or {}).get("argv") if current else None),
+            placeholders=argv_placeholder_names(argv),
             spec=current.spec if current else {},
             history_json=method_rank_history(method),
             performance=method_performance(method),
@@ -85,3 +87,16 @@ class MethodPredictionsView(ListView):
             total=sum(counts.values()),
         )
         return ctx
+
+
+def argv_placeholder_names(argv: list | None) -> list[str]:
+    """The placeholders the command really uses (``{fasta}``, ``{python}``…), in order, for the method page's
+    sentence about them: a reader must see the names the command holds, not a generic example."""
+    names: list[str] = []
+    for element in argv or []:
+        try:
+            found = argv_placeholders(str(element))
+        except ValueError:
+            continue
+        names += [n for n in found if n not in names]
+    return names

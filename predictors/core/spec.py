@@ -22,7 +22,7 @@ PLACEHOLDERS: dict[str, str] = {
     "sequence": "the input sequence itself (letters only)",
     "alignment": "path of the input alignment file, inside the work directory",
     "workdir": "the writable work directory of the run (the current directory of the program)",
-    "python": "the Python interpreter that runs CompaRNA's own wrappers (predictors.programs)",
+    "python": "the Python interpreter that runs CompaRNA's own wrapper programs (the catalogue's -m ones)",
     "venvs": "the directory of method virtualenvs (COMPARNA_VENVS_DIR, default <repo>/.venvs), read-only",
 }
 

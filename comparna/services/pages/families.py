@@ -169,6 +169,12 @@ def _heatmap(data: dict) -> str:
     return json_for_script(fig)
 
 
+def _readable_declaration(declaration: dict, names: dict[str, str]) -> dict:
+    """The stored declaration with its CompaRNA datasets named as readers know them (slugs stay in the
+    stored report, which the admin and downloads read)."""
+    return {**declaration, "datasets": [names.get(d, d) for d in declaration.get("datasets") or []]}
+
+
 def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
     """Per method: rank in the full ranking (the "All RNAs" snapshot the unseen ranking was computed with)
     and in the unseen ranking, the move, the targets it could not have seen and its declaration."""
@@ -180,6 +186,7 @@ def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
     full = report.get("full_ranks", {})
     full_snapshot = RankingSnapshot.objects.filter(pk=report.get("full_snapshot")).first()
     directory = method_directory()
+    names = dict(Dataset.objects.values_list("slug", "name"))  # a reader sees a dataset's name, not its slug
     out = []
     for name in sorted(set(full) | set(report.get("per_method", {})),
                        key=lambda n: (full.get(n, 10**6), n)):
@@ -193,7 +200,7 @@ def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
         out.append({
             "method": name, "pk": directory[name]["pk"], "full_rank": full.get(name),
             "unseen_rank": u["rank"] if u else None, "move": move, "move_abs": abs(move or 0), "unseen": u,
-            "info": info, "declaration": info.get("declaration") or {},
+            "info": info, "declaration": _readable_declaration(info.get("declaration") or {}, names),
             "not_ranked": report.get("not_ranked", {}).get(name, ""),
         })
     state = None
@@ -203,7 +210,8 @@ def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
         state = ranking_live(full_snapshot)["state"]
     return {
         "row": row, "methods": out, "full_snapshot": full_snapshot, "state": state,
-        "unavailable": report.get("unavailable", []), "screened_against": report.get("screened_against", []),
+        "unavailable": report.get("unavailable", []),
+        "screened_against": [names.get(s, s) for s in report.get("screened_against", [])],
         "identity": report.get("identity_threshold", IDENTITY),
         "coverage": report.get("coverage_longer", COVERAGE),
         "ranked": len(unseen),
