@@ -91,7 +91,27 @@ class SignUpForm(forms.Form):
 
 
 class OwnerMethodForm(forms.Form):
-    """Everything of a :class:`PredictorSpec` of any kind, plus the test sequence; checked by a test run."""
+    """Everything of a :class:`PredictorSpec` of any kind, plus the test sequence; checked by a test run.
+
+    The page shows the fields in :attr:`FIELDSETS`: a kind's own fields in a fieldset marked with the kinds
+    it belongs to, which ``static/comparna/owner_form.js`` hides for the other kinds (without JavaScript all
+    are shown; :meth:`clean` reads only the chosen kind's fields either way).
+    """
+
+    #: (key, kinds the fieldset belongs to — empty for every kind —, legend, field names)
+    FIELDSETS = (
+        ("method", "", "The method", ("name", "kind", "program", "version", "input", "output_format")),
+        ("command", "command image", "Command (command and image kinds)", ("argv", "output_file")),
+        ("image", "image", "Container image", ("archive", "image_archive")),
+        ("web", "web", "Web service", (
+            "endpoint", "max_concurrent", "requests_per_minute", "retries", "upload_window_h",
+        )),
+        ("limits", "", "Limits and what it predicts", (
+            "pseudoknots", "produces_probabilities", "max_length", "time_limit_s", "memory_limit_mb",
+        )),
+        ("about", "", "Description", ("description", "citation", "url", "licence", "training_data")),
+        ("test", "", "Test run", ("test_target", "test_sequence")),
+    )
 
     name = forms.CharField(max_length=100, help_text="Unique name, e.g. MyFold-MFE.")
     kind = forms.ChoiceField(choices=KIND_CHOICES, widget=forms.RadioSelect, initial="command")
@@ -112,8 +132,9 @@ class OwnerMethodForm(forms.Form):
         + ", ".join("{" + p + "}" for p in PLACEHOLDERS if p not in HOST_PLACEHOLDERS)
         + "; in CompaRNA's sandbox also "
         + " and ".join("{" + p + "}" for p in HOST_PLACEHOLDERS)
-        + ". Never a shell string. The programs and wrappers that exist are listed on the Submit a method "
-        "page.",
+        + ". Never a shell string. A brace meant literally is written twice: a Python one-liner "
+        "print({'a': 1}) is given as print({{'a': 1}}). The programs and wrappers that exist are listed on "
+        "the Submit a method page.",
     )
     output_file = forms.CharField(
         required=False, max_length=200, help_text="Read the prediction from this file in the work directory."
@@ -218,6 +239,16 @@ class OwnerMethodForm(forms.Form):
             self.fields["name"].disabled = True
             self.fields["name"].initial = fixed_name
         self.spec: PredictorSpec | None = None
+
+    def fieldsets(self) -> list[dict]:
+        """The visible fields grouped as in :attr:`FIELDSETS` (a field in none of them goes to the last)."""
+        groups = [
+            {"key": key, "kinds": kinds, "legend": legend, "fields": [self[n] for n in names]}
+            for key, kinds, legend, names in self.FIELDSETS
+        ]
+        listed = {n for *_, names in self.FIELDSETS for n in names}
+        groups[-1]["fields"] += [f for f in self.visible_fields() if f.name not in listed]
+        return groups
 
     @classmethod
     def initial_from_spec(cls, spec: PredictorSpec) -> dict:

@@ -97,10 +97,11 @@ def _trial_state(trial: TrialRun | None) -> str | None:
 
 def _trial_token(trial: TrialRun | None) -> str:
     """Save token: the test run gave a structure, or a web service accepted the job (its structure comes by
-    upload later)."""
+    upload later), or the program answered something unreadable — a warning, not a block (issue 29): the
+    owner's parser may be right for real targets, and such answers are recorded as "unparsable" anyway."""
     if trial is None or trial.status != TrialRun.Status.DONE or not trial.result:
         return ""
-    if trial.result.get("ok") or trial.result.get("status") == "awaiting":
+    if trial.result.get("ok") or trial.result.get("status") in ("awaiting", "unparsable"):
         return spec_token(PredictorSpec.from_dict(trial.spec))
     return ""
 
@@ -164,6 +165,7 @@ class OwnerMethodFormView(LoginRequiredMixin, View):
             "can_save": bool(form.is_bound and form.data.get("tested")),
             "can_register": svc.is_approved_owner(request.user),
             "max_mb": settings.IMAGE_ARCHIVE_MAX_MB,
+            "unparsable_savable": True,
         }
         return render(request, self.template_name, ctx, status=status)
 
@@ -266,7 +268,8 @@ class OwnerTestRunView(LoginRequiredMixin, View):
         state = _trial_state(trial)
         html = render_to_string(
             "predictors/_test_result.html",
-            {"trial": trial, "state": state, "result": trial.result, "limit_s": time_limit_s()},
+            {"trial": trial, "state": state, "result": trial.result, "limit_s": time_limit_s(),
+             "unparsable_savable": True},
             request=request,
         )
         return JsonResponse({"status": state, "html": html, "tested": _trial_token(trial)})

@@ -26,6 +26,10 @@ PLACEHOLDERS: dict[str, str] = {
     "venvs": "the directory of method virtualenvs (COMPARNA_VENVS_DIR, default <repo>/.venvs), read-only",
 }
 
+#: Added to every placeholder error: a brace meant literally (a Python one-liner's dict or set, a JSON text)
+#: is written twice, as in Python's str.format.
+BRACE_HINT = "to pass a literal brace, write it twice: {{ and }} (e.g. {{'a': 1}} for {'a': 1})"
+
 INPUT_KINDS = ("single", "collection", "alignment")
 
 #: How a predictor is run (issue 17): a command in the project's sandbox, a command inside a container image
@@ -223,7 +227,7 @@ class PredictorSpec:
             try:
                 names = argv_placeholders(element)
             except ValueError as exc:
-                out.append(f"argv[{k}]: {exc}")
+                out.append(f"argv[{k}]: {exc}; {BRACE_HINT}")
                 continue
             for n in names:
                 if self.kind == "image" and n in HOST_PLACEHOLDERS:
@@ -235,6 +239,7 @@ class PredictorSpec:
                     out.append(
                         f"argv[{k}]: unknown placeholder {{{n}}}; known: "
                         + ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+                        + f"; {BRACE_HINT}"
                     )
             used.update(names)
         if self.argv and isinstance(self.argv[0], str) and not self.argv[0].strip():
