@@ -11,7 +11,12 @@ from comparna.rna import ranking, statistics, thresholds
 from comparna.services import progress
 from comparna.services.pages.common import LENGTH_BINS, cached
 from comparna.services.pages.rankings import rankings_at_a_glance
-from comparna.services.pages.site import dataset_overview, import_outcome, weekly_changes
+from comparna.services.pages.site import (
+    dataset_downloads,
+    dataset_overview,
+    import_outcome,
+    weekly_changes,
+)
 from ingest.models import PollRun
 from predictors.models import Method
 
@@ -29,8 +34,13 @@ class HomeView(TemplateView):
 
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
-        ctx["datasets"] = Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug")
-        ctx["methods"] = Method.objects.public().filter(active=True)
+        # bounded by the number of datasets, never by the catalogue's size
+        ctx["datasets"] = [
+            {"dataset": d, "downloads": (lambda links: links[:1] + links[-1:] if links else [])(
+                dataset_downloads(d))}
+            for d in Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug")
+        ]
+        ctx["n_methods"] = Method.objects.public().filter(active=True).count()
         ctx["progress"] = prediction_progress()
         ctx["imports"] = [{"run": r, "outcome": import_outcome(r)} for r in ImportRun.objects.all()[:5]]
         ctx["changes"] = weekly_changes()

@@ -12,8 +12,9 @@ from comparna.models import Dataset, ImportRun, Subset, Target
 from predictors.models import Method
 
 
-def weekly_changes(*, days: int = 7) -> dict:
-    """New targets per dataset and new methods in the last ``days`` days."""
+def weekly_changes(*, days: int = 7, named: int = 3) -> dict:
+    """New targets per dataset and new methods in the last ``days`` days, summarised: how many methods
+    are new and the ``named`` newest of them (a page never lists a catalogue's worth of new methods)."""
     since = timezone.now() - timedelta(days=days)
     new_targets = list(
         Target.objects.filter(created_at__gte=since)
@@ -21,8 +22,11 @@ def weekly_changes(*, days: int = 7) -> dict:
         .annotate(n=Count("id"))
         .order_by("dataset__slug")
     )
-    new_methods = list(Method.objects.public().filter(created_at__gte=since).order_by("name"))
-    return {"since": since, "targets": new_targets, "methods": new_methods}
+    recent = Method.objects.public().filter(created_at__gte=since)
+    n_methods = recent.count()
+    newest = list(recent.order_by("-created_at", "name")[:named])
+    return {"since": since, "targets": new_targets, "methods": newest, "n_methods": n_methods,
+            "more_methods": max(0, n_methods - len(newest))}
 
 
 def dataset_overview() -> list[dict]:
