@@ -9,6 +9,7 @@ from celery import shared_task
 from comparna.models import RankingSnapshot
 from comparna.services.leakage import recompute_unseen
 from comparna.services.pages.families import refresh_family_summaries
+from comparna.services.pages.methods import store_method_standings
 from comparna.services.pages.rankings import store_ranking_rows
 from comparna.services.rankings import recompute_rankings
 from comparna.services.tallies import refresh_tallies
@@ -56,9 +57,11 @@ def has_snapshot_since_first_ranking(dataset) -> bool:
 def refresh_tallies_task() -> float:
     """Periodic: count the predictions per dataset/subset, method version and state into the tallies the
     pages read, check the newest rankings' inputs (:mod:`comparna.services.tallies`) and store the table rows
-    of new rankings (:func:`store_ranking_rows`); returns the tallies' seconds."""
+    and each method's standing in them (:func:`store_ranking_rows`, :func:`store_method_standings`); returns
+    the tallies' seconds."""
     seconds = refresh_tallies().seconds
     store_ranking_rows()
+    store_method_standings()
     return seconds
 
 

@@ -84,3 +84,22 @@ class RankingRows(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["snapshot", "protocol"], name="rankingrows_unique")
         ]
+
+
+class MethodStanding(models.Model):
+    """One method's row in one ranking snapshot (the page's protocol view, and its rank in the stored
+    report), so a method's page reads its own rows instead of every snapshot's whole report."""
+
+    snapshot = models.ForeignKey("comparna.RankingSnapshot", on_delete=models.CASCADE, related_name="+")
+    method = models.CharField(max_length=100)
+    protocol = models.CharField(max_length=16)
+    ranked = models.BooleanField()
+    of = models.PositiveIntegerField(help_text="How many methods the view ranks.")
+    report_rank = models.IntegerField(null=True, blank=True)
+    row = models.JSONField(help_text="The method's row of the snapshot's view (rank, interval, MCC, n).")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "method"], name="methodstanding_unique")
+        ]
+        indexes = [models.Index(fields=["method", "snapshot"], name="methodstanding_method")]

@@ -5,19 +5,77 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.prcurve import PRECISION_CONVENTION, pool, pr_curve, pr_input, pr_point
-from comparna.services.pages.common import FAILED_STATES, LENGTH_BINS, ci_dict, current_scores, length_bin
+from comparna.services.pages.common import (
+    FAILED_STATES,
+    LENGTH_BINS,
+    cache_get,
+    ci_dict,
+    current_scores,
+    length_bin,
+)
 from comparna.services.pages.figures import PrLine, method_rank_figure, pr_curve_figure
+from comparna.services.progress import ranking_state
+from comparna.tallies.models import MethodStanding
 from predictors.models import Method, Prediction
 
 
+def store_method_standings() -> int:
+    """Store every method's row of each ranking snapshot that has none yet (a periodic task's work: it reads
+    the snapshots' whole reports once), so a method's page reads only its own rows; returns how many
+    snapshots were processed."""
+    from comparna.services.pages.rankings import snapshot_view
+    from comparna.services.ranking_scope import is_ranked
+
+    missing = RankingSnapshot.objects.filter(
+        ~Exists(MethodStanding.objects.filter(snapshot=OuterRef("pk")))
+    ).order_by("pk")
+    done = 0
+    for snap in missing.iterator(chunk_size=20):
+        view, shown = snapshot_view(snap)
+        rows = view.get("methods", [])
+        of = sum(1 for r in rows if is_ranked(r))
+        raw = {r["method"]: r.get("rank") for r in snap.report.get("methods", [])}
+        standings = {
+            r["method"]: MethodStanding(
+                snapshot=snap, method=r["method"], protocol=shown, ranked=is_ranked(r), of=of,
+                report_rank=raw.get(r["method"]), row=_small_row(r),
+            )
+            for r in rows
+        }
+        for name, rank in raw.items():  # in the report, not in the view: its rank history only
+            standings.setdefault(name, MethodStanding(
+                snapshot=snap, method=name, protocol=shown, ranked=False, of=of, report_rank=rank, row={},
+            ))
+        MethodStanding.objects.bulk_create(standings.values(), ignore_conflicts=True)
+        done += 1
+    return done
+
+
+STANDING_KEYS = ("rank", "rank_low", "rank_high", "decided_mcc", "mcc", "decided_targets", "targets")
+
+
+def _small_row(row: dict) -> dict:
+    return {k: row.get(k) for k in STANDING_KEYS}
+
+
 def method_rank_history(method: Method) -> str | None:
-    """Plotly JSON: the method's rank over time in every subset × definition it was ranked in."""
+    """Plotly JSON: the method's rank over time in every subset × definition it was ranked in (from its
+    stored standings, :func:`store_method_standings`; before the first store, from every report)."""
     lines = defaultdict(list)
+    if MethodStanding.objects.exists():
+        for at, subset_name, ds_name, definition, rank in (
+            MethodStanding.objects.filter(method=method.name, report_rank__isnull=False)
+            .order_by("snapshot__computed_at", "snapshot_id")
+            .values_list("snapshot__computed_at", "snapshot__subset__name", "snapshot__dataset__name",
+                         "snapshot__definition", "report_rank")
+        ):
+            lines[f"{ds_name} · {subset_name} ({definition})"].append((at.isoformat(), rank))
+        return method_rank_figure(lines) if lines else None
     for at, subset_name, ds_name, definition, report in RankingSnapshot.objects.order_by(
         "computed_at", "pk"
     ).values_list("computed_at", "subset__name", "dataset__name", "definition", "report"):
@@ -127,7 +185,6 @@ def method_rankings(method: Method) -> list[dict]:
     the same rank, rank interval and MCC on the same n targets as that snapshot's ranking page (the
     target-level view, :func:`comparna.services.pages.rankings.snapshot_view`), and whether the snapshot is
     settled or provisional."""
-    from comparna.services.pages.ranking_status import ranking_live
     from comparna.services.pages.rankings import snapshot_view
     from comparna.services.ranking_scope import is_ranked
 
@@ -137,18 +194,30 @@ def method_rankings(method: Method) -> list[dict]:
             snap = (
                 RankingSnapshot.objects.filter(subset=subset, definition=definition)
                 .select_related("subset", "dataset")
+                .defer("report", "inputs")  # its standings are stored (store_method_standings)
                 .order_by("-computed_at", "-pk")
                 .first()
             )
             if snap is None:
                 continue
-            view, shown = snapshot_view(snap)
-            rows = view.get("methods", [])
-            row = next((r for r in rows if r.get("method") == method.name), None)
-            if row is None:
-                continue
-            ranked = is_ranked(row)
-            state = ranking_live(snap)["state"]
+            stored = MethodStanding.objects.filter(snapshot=snap).values_list("method", "protocol", "ranked",
+                                                                            "of", "row")
+            if stored:
+                mine = next((x for x in stored if x[0] == method.name), None)
+                if mine is None or not mine[4]:
+                    continue
+                _, shown, ranked, of, row = mine
+            else:  # a snapshot stored since the last background run
+                view, shown = snapshot_view(snap)
+                rows = view.get("methods", [])
+                row = next((r for r in rows if r.get("method") == method.name), None)
+                if row is None:
+                    continue
+                ranked = is_ranked(row)
+                of = sum(1 for r in rows if is_ranked(r))
+            # the ranking page's live part when cached, else only the state (not the report's reasons)
+            live = cache_get(f"ranking-live:{snap.pk}")
+            state = live["state"] if live else ranking_state(snap)
             out.append(
                 {
                     "dataset": subset.dataset,
@@ -159,7 +228,7 @@ def method_rankings(method: Method) -> list[dict]:
                     "rank": row.get("rank") if ranked else None,
                     "rank_low": row.get("rank_low") if ranked else None,
                     "rank_high": row.get("rank_high") if ranked else None,
-                    "of": sum(1 for r in rows if is_ranked(r)),
+                    "of": of,
                     # the ranking's own figure: mean per-target MCC on the targets that decided its place
                     "mcc": row.get("decided_mcc") if shown == "target" else row.get("mcc"),
                     "targets": row.get("decided_targets") if shown == "target" else row.get("targets"),
