@@ -99,7 +99,63 @@
     });
   }
 
+  /* The responsive table design (site.css, issue 29): every data table with a header row of at least
+     three columns gets its cells labelled with their column's header and becomes "cards" (one card per row)
+     on phones; grids (methods or families as columns) instead keep scrolling with sticky axes. */
+  function headerLabels(table) {
+    var head = table.tHead && table.tHead.rows[0];
+    if (!head) return null;
+    var labels = [];
+    Array.prototype.forEach.call(head.cells, function (th) {
+      var text = th.getAttribute("data-label") || th.textContent.replace(/\s+/g, " ").trim();
+      for (var k = 0; k < (th.colSpan || 1); k++) labels.push(text);
+    });
+    return labels;
+  }
+
+  function initCards(table) {
+    if (table.classList.contains("grid") || !table.tBodies.length) return;
+    var labels = headerLabels(table);
+    if (!labels || labels.length < 3) return;
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      Array.prototype.forEach.call(body.rows, function (row) {
+        var col = 0;
+        Array.prototype.forEach.call(row.cells, function (cell) {
+          if (!cell.hasAttribute("data-label") && (cell.colSpan || 1) === 1 && labels[col]) {
+            cell.setAttribute("data-label", labels[col]);
+          }
+          col += cell.colSpan || 1;
+        });
+      });
+    });
+    table.classList.add("cards");
+  }
+
+  function initZoom(box) {
+    var table = box.querySelector("table");
+    if (!table) return;
+    var size = 100;
+    var control = document.createElement("p");
+    control.className = "zoom-control";
+    control.textContent = "Zoom:";
+    [["−", -15, "Smaller"], ["+", 15, "Larger"], ["100 %", 0, "Original size"]].forEach(function (spec) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.textContent = spec[0];
+      button.title = spec[2];
+      button.setAttribute("aria-controls", table.id || "");
+      button.addEventListener("click", function () {
+        size = spec[1] === 0 ? 100 : Math.max(40, Math.min(200, size + spec[1]));
+        table.style.fontSize = size + "%";
+      });
+      control.appendChild(button);
+    });
+    box.parentNode.insertBefore(control, box);
+  }
+
   function start() {
+    Array.prototype.forEach.call(document.querySelectorAll("main table.data"), initCards);
+    Array.prototype.forEach.call(document.querySelectorAll(".scroll.zoomable, .table-scroll"), initZoom);
     Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), initSortable);
     Array.prototype.forEach.call(document.querySelectorAll("form.kind-filter"), initKindFilter);
     initCharts();
