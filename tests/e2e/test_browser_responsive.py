@@ -119,6 +119,8 @@ def test_tables_fit_at_1366_and_390_px(live_site, browser):
                     table = next(t for t in state["tables"] if t["id"] in ("ranking-table", "unseen-table"))
                     if not (table["cards"] and table["labelled"]):
                         problems.append(f"{where}: {table['id']} is not one labelled card per row")
+                    first_card = pg.locator(f"#{table['id']} tbody tr").first
+                    first_card.screenshot(path=str(OUT / f"{name}-card-390.png"))
             if phone:
                 # a ranking card holds the rank, the method, wins/losses/draws and the metric with its CI
                 pg.goto(base + pages["ranking"], wait_until="networkidle")

@@ -163,8 +163,9 @@ def _heatmap(data: dict) -> str:
         colorscale="Viridis", zmin=0, zmax=1, colorbar={"title": "mean MCC"},
     ))
     fig.update_layout(
-        height=max(320, 22 * len(ys) + 160), margin={"l": 200, "r": 20, "t": 20, "b": 140},
-        yaxis={"autorange": "reversed"}, xaxis={"tickangle": -35},
+        height=max(320, 22 * len(ys) + 160), margin={"l": 20, "r": 20, "t": 20, "b": 20},
+        # labels get the room they need (a fixed margin clipped long method and family names)
+        yaxis={"autorange": "reversed", "automargin": True}, xaxis={"tickangle": -35, "automargin": True},
     )
     return json_for_script(fig)
 
