@@ -18,12 +18,12 @@ from comparna.params import ascii_int
 from comparna.rna import thresholds
 from comparna.services.pages.common import cache_get, cached, method_directory
 from comparna.services.pages.comparison import compare_methods, comparison_csv
-from comparna.services.pages.pair_zip import pair_zip
 from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.rankings import (
     KIND_FILTERS,
     PROTOCOLS,
     SORT_KEYS,
+    newest_snapshot_summaries,
     pairwise_matrix,
     ranked_rows,
     ranking_csv,
@@ -36,7 +36,6 @@ from comparna.services.pages.rankings import (
 from comparna.services.progress import prediction_progress
 from comparna.services.rankings import latest_snapshots
 from comparna.services.summaries import summarize_subset
-from comparna.snapshots.pairs import pair_csv_rows
 from predictors.models import Method
 
 #: How long "which snapshot is the newest" is remembered; a new nightly snapshot shows up within this time.
@@ -90,7 +89,7 @@ class RankingIndexView(TemplateView):
         ctx = super().get_context_data(**kwargs)
         datasets = []
         for dataset in Dataset.objects.order_by("slug"):
-            datasets.append({"dataset": dataset, "snapshots": latest_snapshots(dataset=dataset)})
+            datasets.append({"dataset": dataset, "snapshots": newest_snapshot_summaries(dataset=dataset)})
         ctx["datasets"] = datasets
         return ctx
 
@@ -434,42 +433,6 @@ class MethodComparisonPickView(View):
         )
 
 
-class MethodComparisonZipView(View):
-    """Everything behind a comparison page as one zip: per-target counts and scores, both methods'
-    structures with the reference, and a README of the columns (the ranking snapshot's targets)."""
-
-    def get(self, request, dataset: str, subset: str, definition: str, a: int, b: int):
-        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
-        public = Method.objects.public()
-        ma, mb = get_object_or_404(public, pk=a), get_object_or_404(public, pk=b)
-        if ma.pk == mb.pk:
-            raise Http404("compare two different methods")
-        comp = compare_methods(snapshot=snap, a=ma, b=mb)
-        stored = "target_sources" in snap.report  # the snapshot's own scored targets, else the live data
-        ranking = snap if stored else None
-        rows = pair_csv_rows(
-            dataset=snap.dataset, method_a=ma, method_b=mb, subset=snap.subset, ranking=ranking
-        )
-        note = (
-            f"{ma.name} (a) and {mb.name} (b) on {snap.dataset.name}, subset {snap.subset.name}, "
-            f"{definition} pairs, ranking of {snap.computed_at:%Y-%m-%d %H:%M} UTC. counts.csv: the common "
-            "targets of the comparison page. structures.csv: the reference and both predictions on "
-            + ("the targets that ranking had scored for both." if stored else "the current data.")
-        )
-        body = pair_zip(
-            title=f"CompaRNA: {ma.name} vs {mb.name}",
-            names=(ma.name, mb.name),
-            note=note,
-            counts_csv=comparison_csv(comp),
-            structure_rows=rows,
-        )
-        response = HttpResponse(body, content_type="application/zip")
-        response["Content-Disposition"] = (
-            f'attachment; filename="compare-{dataset}-{subset}-{definition}-{ma.pk}-{mb.pk}.zip"'
-        )
-        return response
-
-
 class MethodComparisonCsvView(View):
     """The per-target data behind a comparison page, as CSV."""
 
@@ -491,7 +454,6 @@ __all__ = [
     "DatasetRankingView",
     "MethodComparisonCsvView",
     "MethodComparisonPickView",
-    "MethodComparisonZipView",
     "RankingDownloadView",
     "MethodComparisonView",
     "RankingIndexView",

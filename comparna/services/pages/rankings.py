@@ -8,6 +8,9 @@ import io
 import json
 from collections import defaultdict
 
+from django.db.models import Func, IntegerField
+from django.db.models.fields.json import KeyTextTransform, KeyTransform
+
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna.ranking import protocol_view
 from comparna.rna.statistics import bootstrap_ci_mean
@@ -242,6 +245,36 @@ def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
         return {"methods": names, "rows": rows, "has_equivalence": bool(pair_stats)}
 
     return cached(f"matrix:{snapshot.pk}", compute)
+
+
+class JSONArrayLength(Func):
+    """Length of a JSON array, computed by the database (PostgreSQL jsonb or SQLite JSON1)."""
+
+    function = "jsonb_array_length"
+    output_field = IntegerField()
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return super().as_sql(compiler, connection, function="json_array_length", **extra)
+
+
+def newest_snapshot_summaries(*, dataset: Dataset) -> list[RankingSnapshot]:
+    """The newest snapshot of each subset × definition of ``dataset`` without its report and inputs (a
+    report grows with the square of the methods): ``n_methods`` and ``n_targets`` are computed by the
+    database (the rankings index, issue 28)."""
+    out = []
+    for subset in dataset.subsets.all():
+        for definition in subset.definitions():
+            snap = (
+                subset.rankings.filter(definition=definition)
+                .select_related("subset")
+                .defer("report", "inputs")
+                .annotate(n_methods=JSONArrayLength(KeyTransform("methods", "report")),
+                          n_targets=KeyTextTransform("targets", "inputs"))
+                .first()
+            )
+            if snap is not None:
+                out.append(snap)
+    return out
 
 
 def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
