@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from comparna.views.comparison_downloads import MethodComparisonZipView
 from comparna.views.methods import MethodDetailView, MethodListView, MethodPredictionsView
 from comparna.views.rankings import (
     DatasetRankingView,
     MethodComparisonCsvView,
     MethodComparisonPickView,
     MethodComparisonView,
-    MethodComparisonZipView,
     RankingDownloadView,
     RankingIndexView,
     RankingMatrixView,
