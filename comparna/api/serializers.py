@@ -332,11 +332,11 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
         verdicts are the CompaRNA 2013 protocol's)."""
         return obj.report.get("protocol") or "2013"
 
-    @extend_schema_field(OpenApiTypes.INT)
+    @extend_schema_field(serializers.IntegerField(allow_null=True))  # null: a snapshot stored before issue 27
     def get_clusters(self, obj: RankingSnapshot):
         return obj.report.get("clusters")
 
-    @extend_schema_field(OpenApiTypes.OBJECT)
+    @extend_schema_field(serializers.DictField(allow_null=True))  # null: a snapshot stored before issue 27
     def get_protocol_2013(self, obj: RankingSnapshot):
         """The CompaRNA 2013 protocol's view (labelled; to reproduce the 2013 tables, not the ranking)."""
         return obj.report.get("protocol_2013")
