@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from comparna.models import Dataset, RankingSnapshot, Score, Subset
-from comparna.rna import metrics
+from comparna.rna import metrics, thresholds
 from comparna.rna.metric_registry import POOLED, engine_counts, pooled_scores
 from comparna.rna.pair_statistics import pairwise_statistics
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
@@ -93,6 +93,25 @@ def subset_inputs(*, subset: Subset, definition: str) -> tuple[CountsTable, dict
     return table, identity, target_ids, empty
 
 
+def empty_report(*, seed: int) -> dict:
+    """The report of a subset no method has scored yet: a target-level report with nobody in it (so that
+    pages and ``manage.py rank`` never mistake it for one stored before issue 27), its 2013 view empty too."""
+    return {
+        "protocol": "target",
+        "protocol_label": thresholds.PROTOCOL_TARGET_LABEL,
+        "methods": [],
+        "verdicts": {},
+        "common_targets": {},
+        "clusters": 0,
+        "seed": seed,
+        "conventions": {},
+        "protocol_2013": {
+            "label": thresholds.PROTOCOL_2013_LABEL, "methods": [], "verdicts": {}, "p_values": {},
+            "conventions": {},
+        },
+    }
+
+
 def compute_report(
     table: CountsTable, identity: dict, *, seed: int, finished: np.ndarray | None = None
 ) -> dict:
@@ -105,7 +124,7 @@ def compute_report(
     report = (
         ranking_report(table, seed=seed, clusters=identity.get("clusters") or None)
         if table.methods
-        else {"methods": [], "verdicts": {}, "common_targets": {}, "seed": seed, "conventions": {}}
+        else empty_report(seed=seed)
     )
     if table.methods:
         keep = np.ones(len(table.targets), dtype=bool) if finished is None else finished.all(axis=0)

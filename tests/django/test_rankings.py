@@ -133,3 +133,21 @@ def test_snapshot_mean_mcc_and_bootstrap_ci(scored_subset):
         low, high = row["mean_mcc_ci"]
         assert min(scores) <= low <= row["mean_mcc"] <= high <= max(scores)
         assert row["mean_mcc_small"]  # fewer than 100 targets
+
+
+def test_a_subset_nobody_scored_yet_ranks_under_both_protocols(db):
+    """A dataset whose subset has targets but no score yet (a fresh import, an owner's first minutes) gives
+    an empty target-level ranking, never one mistaken for a report stored before issue 27."""
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from tests.factories import make_dataset
+
+    make_target("GGGAAACCC", "(((...)))", dataset=make_dataset("emptyset"))
+    for protocol in ("target", "2013"):
+        out = StringIO()
+        call_command("rank", "--dataset", "emptyset", "--protocol", protocol, "--json", stdout=out)
+        [row] = json.loads(out.getvalue())
+        assert row["methods"] == [] and row["protocol"] == protocol

@@ -61,14 +61,14 @@ def test_ranking_table_sorts_and_filters_in_place(live_site, page):
     url = live_site["url"] + "/rankings/rnastrand/all/extended/"
     visit(page, url)
     start_url = page.url
-    ranks = [int(x) for x in _column(page, 0)]
+    ranks = [int(x.split()[0]) for x in _column(page, 0)]  # "2 [1–3]": the rank, then its interval
     assert ranks == sorted(ranks)
     page.click("#ranking-table th[data-key=mcc] a")
-    mccs = [float(x) for x in _column(page, 6)]
+    mccs = [float(x.split()[0]) for x in _column(page, 6)]  # "0.853 (n = 24)": the MCC, then its n
     assert mccs == sorted(mccs, reverse=True) and len(mccs) >= 4
     assert "sort=mcc" in page.url and "dir=desc" in page.url
     page.click("#ranking-table th[data-key=mcc] a")
-    assert [float(x) for x in _column(page, 6)] == sorted(mccs)
+    assert [float(x.split()[0]) for x in _column(page, 6)] == sorted(mccs)
     page.click("#ranking-table th[data-key=method] a")
     names = [re.sub(r"\s+comp\.$", "", x) for x in _column(page, 1)]
     assert names == sorted(names, key=str.lower)
@@ -97,7 +97,7 @@ def test_tables_work_without_javascript(live_site, browser):
         pg.click("#ranking-table th[data-key=mcc] a")  # a real link: the server sorts
         pg.wait_for_load_state("load")
         cells = [c.strip() for c in pg.locator("#ranking-table tbody tr td:nth-child(7)").all_text_contents()]
-        mccs = [float(c) for c in cells]
+        mccs = [float(c.split()[0]) for c in cells]
         assert mccs == sorted(mccs, reverse=True)
         pg.check("input[name=kind][value=comparative]")
         pg.click("form.kind-filter button[type=submit]")
@@ -119,8 +119,11 @@ def test_comparison_and_target_pictures(live_site, page):
     points = page.locator("#scatter-plot .scatterlayer .point").count()
     assert n_common > 10 and points == 2 * n_common
     with page.expect_download() as download:
-        page.click("a.download")
+        page.click("a.download[href*='data.csv']")
     assert download.value.suggested_filename.endswith(".csv")
+    with page.expect_download() as download:
+        page.click("#pair-zip")
+    assert download.value.suggested_filename.endswith(".zip")
     visit(page, f"{base}/targets/{live_site['pdb_target']}/")
     assert page.locator("figure.ref-extended svg path.extended").count() >= 1
     assert page.locator("a[href^='https://www.rcsb.org/structure/']").count() == 1
