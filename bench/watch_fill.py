@@ -18,6 +18,11 @@ With ``--until N`` it stops once the newest stored ranking of the subset ranks e
 common targets (what a visitor of the ranking page sees; the launched instance is stopped with it); the
 JSON also gives when the database first held N common targets (``common_reached_minutes``; the ranking
 follows at its next refresh).
+
+``--dataset`` may be given several times (issue 28: every dataset must fill early): each sample then has
+one line per dataset, ``--until`` waits for all of them, and with ``--snapshot`` also for each dataset's
+first downloadable snapshot holding predictions; the JSON gives per dataset ``reached_minutes`` and
+``snapshot_minutes``.
 """
 
 from __future__ import annotations
@@ -77,6 +82,18 @@ def sample(dataset: str) -> dict:
     out["finished"] = sum(1 for n in done.values() if n == len(methods))
     out["fewest_scored"] = min(per_method.values())
     out["targets"] = subset.targets.count()
+    from comparna.snapshots.models import DatasetSnapshot
+
+    archived = (
+        DatasetSnapshot.objects.filter(dataset__slug=dataset, status=DatasetSnapshot.Status.DONE)
+        .order_by("-number")
+        .values_list("number", "contents")
+    )
+    with_predictions = [(n, c) for n, c in archived if (c or {}).get("predictions")]
+    if with_predictions:
+        number, contents = with_predictions[0]
+        out["snapshot"] = {"number": number, "predictions": contents.get("predictions"),
+                           "unfinished": contents.get("unfinished_predictions")}
     snap = subset.rankings.order_by("-computed_at").first()
     if snap is not None:
         report = snap.report or {}
@@ -96,13 +113,16 @@ def load1() -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--launch", help="Start this command (in its own process group) and time from then.")
-    parser.add_argument("--dataset", default="rnastrand", help="Dataset slug (default rnastrand).")
+    parser.add_argument("--dataset", action="append", help="Dataset slug, repeatable (default rnastrand).")
+    parser.add_argument("--snapshot", action="store_true",
+                        help="With --until: also wait for each dataset's first snapshot holding predictions.")
     parser.add_argument("--interval", type=float, default=60.0, help="Seconds between samples.")
     parser.add_argument("--until", type=int, help="Stop once this many common targets are reached.")
     parser.add_argument("--timeout", type=float, default=3600.0, help="Stop after this many seconds.")
     parser.add_argument("--json", action="store_true", help="Print the series as one JSON object at the end.")
     parser.add_argument("--log", help="Launched command's output goes here (default: discarded).")
     args = parser.parse_args(argv)
+    args.dataset = args.dataset or ["rnastrand"]
 
     start = time.time()
     proc = None
@@ -126,20 +146,36 @@ def main(argv: list[str] | None = None) -> int:
                 proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
-    def first(test) -> float | None:
-        return next((row["minutes"] for row in series if args.until is not None and test(row)), None)
+    def first(slug, test) -> float | None:
+        return next((row["minutes"] for row in series if test(row["datasets"][slug])), None)
 
-    reached = first(lambda row: (row.get("ranking") or {}).get("common_targets_ranked", 0) >= args.until
-                    and ((row.get("ranking") or {}).get("ranked_methods") or 0) >= row["methods"])
-    result = {"dataset": args.dataset, "until": args.until, "reached_minutes": reached,
-              "common_reached_minutes": first(lambda row: row["common"] >= args.until), "series": series,
-              "cores": os.cpu_count()}
+    per_dataset = {}
+    until = args.until
+    for slug in args.dataset:
+        per_dataset[slug] = {
+            "reached_minutes": None if until is None else first(slug, lambda s: ranked_on(s, until)),
+            "common_reached_minutes": None if until is None else first(slug, lambda s: s["common"] >= until),
+            "snapshot_minutes": first(slug, lambda s: "snapshot" in s),
+        }
+    result = {"datasets": per_dataset, "until": args.until, "series": series, "cores": os.cpu_count()}
+    if len(args.dataset) == 1:  # the single-dataset keys of before
+        result.update(dataset=args.dataset[0], **per_dataset[args.dataset[0]])
     if args.json:
         print(json.dumps(result, default=str))
     else:
-        print(f"the ranking had every method on {args.until} common targets after {reached} min"
-              if reached is not None else f"the ranking did not reach {args.until} common targets")
+        for slug, got in per_dataset.items():
+            reached = got["reached_minutes"]
+            print(f"{slug}: the ranking had every method on {args.until} common targets after {reached} min"
+                  if reached is not None else
+                  f"{slug}: the ranking did not reach {args.until} common targets")
+            print(f"{slug}: first snapshot with predictions after {got['snapshot_minutes']} min")
     return 0
+
+
+def ranked_on(s: dict, n: int) -> bool:
+    """The stored ranking ranks every method on at least ``n`` common targets."""
+    rk = s.get("ranking") or {}
+    return (rk.get("common_targets_ranked") or 0) >= n and (rk.get("ranked_methods") or 0) >= s["methods"]
 
 
 def loop(args, start: float, proc, series: list) -> None:
@@ -155,28 +191,35 @@ def loop(args, start: float, proc, series: list) -> None:
             break
         now = time.time()
         try:
-            s = sample(args.dataset)
+            samples = {slug: sample(slug) for slug in args.dataset}
         except DatabaseError as exc:  # not migrated yet, or locked: try again next time
             connection.close()
             print(f"{(now - start) / 60:6.1f} min  (database not ready: {exc})", file=sys.stderr)
             continue
-        done = sum(n for k, n in s["states"].items() if k in FINAL)
+        states = next(iter(samples.values()))["states"]  # every current prediction, whatever its dataset
+        done = sum(n for k, n in states.items() if k in FINAL)
         rate = None if last_done is None else (done - last_done) / ((now - last_t) / 60)
         last_done, last_t = done, now
         row = {"minutes": round((now - start) / 60, 2), "load1": round(load1(), 2), "finished_all": done,
-               "per_minute": None if rate is None else round(rate, 1), **s}
+               "per_minute": None if rate is None else round(rate, 1), "states": states,
+               "datasets": samples}
+        if len(samples) == 1:  # the single-dataset keys of before
+            row.update(next(iter(samples.values())))
         series.append(row)
-        rk = s.get("ranking") or {}
-        print(
-            f"{row['minutes']:6.1f} min  load {row['load1']:5.2f}  finished {done:6d}"
-            f" ({'-' if rate is None else f'{rate:6.1f}'}/min)  queued {s['states'].get('queued', 0):6d}"
-            f"  common {s['common']:4d}  finished-all {s['finished']:4d}  fewest {s['fewest_scored']:4d}"
-            f"  ranking: {rk.get('common_targets_ranked', '-')} common / {rk.get('ranked_methods', '-')}"
-            f" ranked", file=sys.stderr, flush=True,
-        )
-        ranked = rk.get("common_targets_ranked") or 0
-        every = (rk.get("ranked_methods") or 0) >= s["methods"]
-        if args.until is not None and ranked >= args.until and every:
+        for slug, s in samples.items():
+            rk = s.get("ranking") or {}
+            print(
+                f"{row['minutes']:6.1f} min  load {row['load1']:5.2f}  finished {done:6d}"
+                f" ({'-' if rate is None else f'{rate:6.1f}'}/min)  queued {states.get('queued', 0):6d}"
+                f"  {slug}: common {s['common']:4d}  finished-all {s['finished']:4d}"
+                f"  fewest {s['fewest_scored']:4d}  ranking: {rk.get('common_targets_ranked', '-')} common /"
+                f" {rk.get('ranked_methods', '-')} ranked"
+                f"  snapshot: {(s.get('snapshot') or {}).get('number', '-')}",
+                file=sys.stderr, flush=True,
+            )
+        if args.until is not None and all(
+            ranked_on(s, args.until) and (not args.snapshot or "snapshot" in s) for s in samples.values()
+        ):
             return
 
 
