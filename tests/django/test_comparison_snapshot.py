@@ -182,3 +182,33 @@ def test_the_pair_zip_holds_both_csvs_and_a_readme_of_every_column(client, site)
             line = next(x for x in readme.splitlines() if x.strip().startswith(f"{column}:"))
             assert len(line.split(":", 1)[1].strip()) > 5, f"README: no meaning for {column}"
     assert client.get(reverse("method-comparison-zip", args=[*ARGS, good.pk, good.pk])).status_code == 404
+
+
+def test_the_comparison_draws_mean_mcc_with_intervals_overall_per_length_and_per_family(client, site):
+    """Issue 29: the original CompaRNA comparison page's charts — mean MCC with its CI, and per family."""
+    import json
+
+    good, mid = Method.objects.get(name="GoodFold"), Method.objects.get(name="MidFold")
+    page = client.get(reverse("method-comparison", args=[*ARGS, good.pk, mid.pk])).content.decode()
+
+    def figure(chart_id):
+        raw = re.search(rf'<script type="application/json" id="{chart_id}-json">(.*?)</script>', page, re.S)
+        assert raw, chart_id
+        assert f'data-figure="{chart_id}"' in page
+        return json.loads(raw.group(1))
+
+    families = re.findall(r'<table class="data compact" id="by-family">.*?</table>', page, re.S)[0]
+    family_rows = re.findall(r"<tr><td>([^<]*)</td><td class=\"num\">(\d+)", families)
+    for chart_id, expected_groups in (("means", None), ("families", family_rows)):
+        fig = figure(chart_id)
+        assert [t["name"] for t in fig["data"]] == ["GoodFold", "MidFold"]
+        for trace in fig["data"]:
+            assert len(trace["x"]) == len(trace["y"]) == len(trace["error_y"]["array"])
+            assert all(0 <= lo <= 2 and 0 <= hi <= 2 for lo, hi in
+                       zip(trace["error_y"]["arrayminus"], trace["error_y"]["array"], strict=True))
+        labels = fig["data"][0]["x"]
+        if expected_groups is not None:  # one point per family of the table, with its n
+            assert labels == [f"{g or 'unknown'} (n = {n})" for g, n in expected_groups]
+        else:
+            n_common = int(re.search(r'id="n-common">(\d+)<', page).group(1))
+            assert labels[0] == f"all common targets (n = {n_common})"

@@ -36,7 +36,7 @@ from comparna.services.pages.common import (
     current_scores,
     length_bin,
 )
-from comparna.services.pages.figures import comparison_scatter_figure
+from comparna.services.pages.figures import comparison_scatter_figure, group_mcc_figure
 from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.uncertainty import (
     cluster_labels,
@@ -70,6 +70,9 @@ class Comparison:
     by_family: list[dict]
     by_length: list[dict]
     scatter_json: str | None = None
+    #: mean MCC with 95 % CIs of both methods: over all common targets and per length bin / per family
+    means_json: str | None = None
+    families_json: str | None = None
     notes: list[str] = field(default_factory=list)
     equivalence: dict | None = None
     #: "snapshot": the snapshot's targets and method versions; "live": current scores (older snapshots)
@@ -313,7 +316,17 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
             verdict=primary,
             verdict_note=primary_note,
         )
-        comp.scatter_json = comparison_scatter_figure(comp.rows, (comp.a.name, comp.b.name))
+        names = (comp.a.name, comp.b.name)
+        comp.scatter_json = comparison_scatter_figure(comp.rows, names)
+        if rows:
+            overall = {
+                "group": "all common targets",
+                "n": len(rows),
+                "a": ci_dict([r["a"].mcc for r in rows], seed=seed),
+                "b": ci_dict([r["b"].mcc for r in rows], seed=seed),
+            }
+            comp.means_json = group_mcc_figure([overall, *by_length], names, axis="targets")
+            comp.families_json = group_mcc_figure(by_family, names, axis="RNA family")
         return comp
 
     return cached(f"compare:{snapshot.pk}:{a.pk}:{b.pk}", compute, timeout=600)

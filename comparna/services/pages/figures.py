@@ -208,6 +208,49 @@ def comparison_scatter_figure(rows: Sequence[dict], names: tuple[str, str]) -> s
     return json_for_script(fig)
 
 
+def group_mcc_figure(groups: Sequence[dict], names: tuple[str, str], *, axis: str) -> str | None:
+    """Plotly JSON: each method's mean per-target MCC with its 95 % CI (error bars) in each group (``{"group",
+    "n", "a": {"mean", "low", "high"}, "b": ...}``, e.g. RNA families or length bins), side by side; a group
+    label carries its number of targets, so a small group's wide interval reads as such."""
+    import plotly.graph_objects as go
+
+    shown = [g for g in groups if g.get("a") and g.get("b")]
+    if not shown:
+        return None
+    labels = [f"{g['group'] or 'unknown'} (n = {g['n']})" for g in shown]
+    fig = go.Figure()
+    styles = ((names[0], "a", "circle", PALETTE[0]), (names[1], "b", "diamond", PALETTE[1]))
+    for name, key, symbol, colour in styles:
+        means = rounded((g[key]["mean"] for g in shown), 3)
+        fig.add_trace(
+            go.Scatter(
+                x=labels,
+                y=means,
+                mode="markers",
+                name=name,
+                marker={"symbol": symbol, "size": 10, "color": colour},
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": rounded((g[key]["high"] - g[key]["mean"] for g in shown), 3),
+                    "arrayminus": rounded((g[key]["mean"] - g[key]["low"] for g in shown), 3),
+                    "color": colour,
+                },
+                hovertemplate="%{x}<br>mean MCC %{y:.3f}<extra>" + html.escape(name) + "</extra>",
+            )
+        )
+    fig.update_layout(
+        height=380,
+        template="plotly_white",
+        scattermode="group",
+        margin={"l": 50, "r": 20, "t": 20, "b": 90},
+        xaxis={"title": axis, "automargin": True},
+        yaxis={"title": "mean MCC (95 % CI)", "range": [-0.03, 1.03]},
+        legend={"orientation": "h", "y": 1.08},
+    )
+    return json_for_script(fig)
+
+
 @dataclass(frozen=True)
 class Arc:
     """One arc of an arc diagram: 1-based i < j, a CSS class and a tooltip."""
