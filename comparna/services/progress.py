@@ -28,6 +28,7 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.services import tallies
 from comparna.services.rankings import build_counts_table, inputs_hash
 from predictors.models import Method, Prediction
 
@@ -75,15 +76,26 @@ def prediction_progress(
     window_minutes: float = WINDOW_MINUTES,
     now: dt.datetime | None = None,
     include_private: bool = False,
+    live: bool = False,
 ) -> dict:
     """Predictions of public methods (on a dataset's or subset's targets, or all) by state, per method, with
     the measured throughput and the ETA of the unfinished ones.
+
+    The counts come from the tallies a periodic task keeps (:mod:`comparna.services.tallies`, at most a
+    minute old; the result's ``now`` is when they were counted): a page never counts the predictions table
+    (issue 28). With ``live``, another window or ``now``, or before the first count, they are counted here.
 
     Returns ``{"total", "finished", "pending", "by_status", "recent", "window_minutes", "measured_minutes",
     "rate_per_min", "eta", "methods": [{"method", "pk", "total", "finished", "pending", "ok", "failed",
     "recent", "rate_per_min", "eta"}], "now"}``; ``eta`` is ``{"minutes", "text", "at"}`` or None (no
     prediction finished in the window while some are unfinished).
     """
+    counted = None
+    if not live and now is None and window_minutes == WINDOW_MINUTES:
+        counted = tallies.progress_counts(dataset=dataset, subset=subset, include_private=include_private)
+    if counted is not None:
+        by_method, recent, run = counted
+        return _progress(by_method, recent, window_minutes=window_minutes, now=run.computed_at)
     now = now or timezone.now()
     # what the workers run: development methods' predictions too (the owner's page), else what counts publicly
     qs = Prediction.objects.exclude(self_reported=True) if include_private else Prediction.objects.public()
@@ -109,6 +121,13 @@ def prediction_progress(
         .annotate(n=Count("id"), first=Min("started_at"))
         .order_by()
     }
+    return _progress(by_method, recent, window_minutes=window_minutes, now=now)
+
+
+def _progress(by_method: dict, recent: dict, *, window_minutes: float, now: dt.datetime) -> dict:
+    """:func:`prediction_progress`'s result from its counts: ``by_method`` {(name, method pk): {status: n}},
+    ``recent`` {name: (finished in the window, first of them started)}."""
+    since = now - dt.timedelta(minutes=window_minutes)
 
     # one measuring time for every method and the total: from the first start among all of them
     firsts = [f for _, f in recent.values() if f is not None]
@@ -170,8 +189,12 @@ def prediction_progress(
     }
 
 
-def unfinished_of_active(*, subset: Subset) -> int:
-    """Queued, running or awaiting predictions of active public methods' current versions on ``subset``."""
+def unfinished_of_active(*, subset: Subset, live: bool = False) -> int:
+    """Queued, running or awaiting predictions of active public methods' current versions on ``subset``
+    (tallied in the background unless ``live``; counted here before the first count)."""
+    tallied = None if live else tallies.unfinished_of_active(subset=subset)
+    if tallied is not None:
+        return tallied
     return Prediction.objects.public().filter(
         Q(method_version__is_current=True) & Q(method_version__method__active=True),
         target__subsets=subset,
@@ -179,11 +202,12 @@ def unfinished_of_active(*, subset: Subset) -> int:
     ).count()
 
 
-def ranking_state(snapshot: RankingSnapshot) -> dict:
+def ranking_state(snapshot: RankingSnapshot, *, live: bool = False) -> dict:
     """``{"settled": bool, "label": "settled" | "provisional", "reasons": [...], "pending": n}`` of a snapshot
-    (:data:`SETTLED_DEFINITION`)."""
+    (:data:`SETTLED_DEFINITION`). Pending predictions and whether the inputs are still current come from the
+    background counts and checks (:mod:`comparna.services.tallies`) unless ``live``."""
     reasons = []
-    pending = unfinished_of_active(subset=snapshot.subset)
+    pending = unfinished_of_active(subset=snapshot.subset, live=live)
     if pending:
         reasons.append(
             f"{pending} prediction{'s' if pending != 1 else ''} of active methods still unfinished"
@@ -196,8 +220,11 @@ def ranking_state(snapshot: RankingSnapshot) -> dict:
     if newest != snapshot.pk:
         reasons.append("a newer snapshot of this ranking exists")
     elif not pending:
-        _, identity = build_counts_table(subset=snapshot.subset, definition=snapshot.definition)
-        if inputs_hash(identity, snapshot.seed) != snapshot.inputs_hash:
+        current = None if live else tallies.inputs_current(snapshot)
+        if current is None:  # before the first background check: compared here
+            _, identity = build_counts_table(subset=snapshot.subset, definition=snapshot.definition)
+            current = inputs_hash(identity, snapshot.seed) == snapshot.inputs_hash
+        if not current:
             reasons.append(
                 "scores changed since this snapshot was computed (the next recomputation updates it)"
             )
