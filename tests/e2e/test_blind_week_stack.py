@@ -95,7 +95,7 @@ def test_blind_week_under_beat_with_faults(mmcif_dir):
         entry("9QLN", RELEASE, "4QLN"),
     ]
     plain, canonical = week_files(ROWS)
-    withdrawn = observed("6g90_1.cif", "1").split("N")[0]  # a real RNA, announced, then withdrawn
+    withdrawn = observed(mmcif_dir, "6g90_1.cif", "1").split("N")[0]  # a real RNA, announced, then withdrawn
     plain += f"9WDR\t1\t{withdrawn}\n"
     canonical += f"9WDR\t1\t{withdrawn}\n"
     last_week = START - dt.timedelta(days=7)
