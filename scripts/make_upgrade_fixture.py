@@ -26,8 +26,9 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# The commit before Prediction.self_reported / MethodVersion.pending_review (predictors 0008) were added.
-PREVIOUS_RELEASE = "47050bcc6103e58bc348ec95a2cf31f120ef4d64"
+# The last landed release (stop 23): its rankings are stored in the 2013 format (before issue 27), its
+# migrations end before predictors 0008 and the ops/tallies apps.
+PREVIOUS_RELEASE = "52210089400324848c238d876afd2903a3316c63"
 FIXTURE = REPO / "tests" / "data" / "upgrade" / "previous-release.tar.gz"
 
 BUILD = r"""
