@@ -644,22 +644,28 @@ def pairwise_ranking(
         verdicts[pa, pb], verdicts[pb, pa] = forward, backward
         p_values[pa, pb] = p_values[pb, pa] = pv
         mean_difference[pa, pb], mean_difference[pb, pa] = diff, -diff
+    return _pairwise_result(
+        table, verdicts, common=common, p_values=p_values, mean_difference=mean_difference, seed=seed,
+        conventions=engine_conventions(
+            replicates=replicates, fraction=fraction, alpha=alpha, min_common=min_common
+        ),
+    )
+
+
+def _pairwise_result(table: CountsTable, verdicts: np.ndarray, *, seed: int, **fields) -> PairwiseRanking:
+    """A :class:`PairwiseRanking` from a verdict matrix: wins, losses, draws, "?" and competition ranks
+    counted from it (both protocols), the other fields as given."""
     wins = (verdicts == WIN).sum(axis=1)
     return PairwiseRanking(
         methods=table.methods,
         verdicts=verdicts,
-        common=common,
-        p_values=p_values,
-        mean_difference=mean_difference,
         wins=wins,
         losses=(verdicts == LOSS).sum(axis=1),
         draws=(verdicts == DRAW).sum(axis=1),
         unknown=(verdicts == UNKNOWN).sum(axis=1),
         ranks=competition_ranks(wins),
         seed=int(seed),
-        conventions=engine_conventions(
-            replicates=replicates, fraction=fraction, alpha=alpha, min_common=min_common
-        ),
+        **fields,
     )
 
 
@@ -804,19 +810,8 @@ def target_level_ranking(
                 reasons[a, b] = reasons[b, a] = ""
             else:
                 reasons[a, b] = reasons[b, a] = "power"
-    wins = (verdicts == WIN).sum(axis=1)
-    return PairwiseRanking(
-        methods=table.methods,
-        verdicts=verdicts,
-        common=common,
-        p_values=p_values,
-        mean_difference=mean_difference,
-        wins=wins,
-        losses=(verdicts == LOSS).sum(axis=1),
-        draws=(verdicts == DRAW).sum(axis=1),
-        unknown=(verdicts == UNKNOWN).sum(axis=1),
-        ranks=competition_ranks(wins),
-        seed=int(seed),
+    return _pairwise_result(
+        table, verdicts, common=common, p_values=p_values, mean_difference=mean_difference, seed=seed,
         conventions=target_conventions(alpha=alpha, min_common=min_common, margin=margin, power=power),
         p_adjusted=p_adjusted,
         power=pair_power,

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404
+from django.http import HttpResponse
 from django.views import View
 
-from comparna.services.pages.comparison import compare_methods, comparison_csv
+from comparna.services.pages.comparison import comparison_csv
 from comparna.services.pages.pair_zip import pair_zip
 from comparna.snapshots.pairs import pair_csv_rows
-from comparna.views.rankings import find_snapshot
-from predictors.models import Method
+from comparna.views.rankings import compared_pair
 
 
 class MethodComparisonZipView(View):
@@ -18,12 +16,9 @@ class MethodComparisonZipView(View):
     structures with the reference, and a README of the columns (the ranking snapshot's targets)."""
 
     def get(self, request, dataset: str, subset: str, definition: str, a: int, b: int):
-        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
-        public = Method.objects.public()
-        ma, mb = get_object_or_404(public, pk=a), get_object_or_404(public, pk=b)
-        if ma.pk == mb.pk:
-            raise Http404("compare two different methods")
-        comp = compare_methods(snapshot=snap, a=ma, b=mb)
+        snap, ma, mb, comp = compared_pair(
+            request, dataset=dataset, subset=subset, definition=definition, a=a, b=b
+        )
         stored = "target_sources" in snap.report  # the snapshot's own scored targets, else the live data
         ranking = snap if stored else None
         rows = pair_csv_rows(

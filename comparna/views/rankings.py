@@ -433,16 +433,23 @@ class MethodComparisonPickView(View):
         )
 
 
+def compared_pair(request, *, dataset: str, subset: str, definition: str, a: int, b: int):
+    """The snapshot, the two public methods and their comparison behind a comparison page's downloads."""
+    snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
+    public = Method.objects.public()
+    ma, mb = get_object_or_404(public, pk=a), get_object_or_404(public, pk=b)
+    if ma.pk == mb.pk:
+        raise Http404("compare two different methods")
+    return snap, ma, mb, compare_methods(snapshot=snap, a=ma, b=mb)
+
+
 class MethodComparisonCsvView(View):
     """The per-target data behind a comparison page, as CSV."""
 
     def get(self, request, dataset: str, subset: str, definition: str, a: int, b: int):
-        snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
-        public = Method.objects.public()
-        ma, mb = get_object_or_404(public, pk=a), get_object_or_404(public, pk=b)
-        if ma.pk == mb.pk:
-            raise Http404("compare two different methods")
-        comp = compare_methods(snapshot=snap, a=ma, b=mb)
+        snap, ma, mb, comp = compared_pair(
+            request, dataset=dataset, subset=subset, definition=definition, a=a, b=b
+        )
         response = HttpResponse(comparison_csv(comp), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = (
             f'attachment; filename="compare-{dataset}-{subset}-{definition}-{ma.pk}-{mb.pk}.csv"'
