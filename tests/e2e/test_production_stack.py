@@ -39,9 +39,10 @@ def prediction_states(database_url: str) -> dict[str, int]:
 
 def pooled_from_db(
     database_url: str, method: str, subset: str, among: tuple[str, ...] = ()
-) -> tuple[float, int, int]:
+) -> tuple[float, int, int, float, float]:
     """Pooled MCC of ``method``'s current extended scores on ``subset``, over the targets that every method of
-    ``among`` scored (the page's common targets), with that number of targets and the method's own count."""
+    ``among`` scored (the page's common targets), with that number of targets, the method's own count, and
+    the pooled sensitivity and PPV on the same targets."""
     scored = """
         select p.target_id from comparna_score s
         join predictors_prediction p on p.id = s.prediction_id
@@ -68,7 +69,9 @@ def pooled_from_db(
         tp, fn, fp, eps, tn = (int(x) for x in conn.execute(sql, (method, sorted(common))).fetchone())
     fpe = fp - eps
     den = math.sqrt((tp + fpe) * (tp + fn) * (tn + fpe) * (tn + fn))
-    return (0.0 if den == 0 else (tp * tn - fpe * fn) / den), len(common), len(own)
+    sensitivity = tp / (tp + fn) if tp + fn else 0.0
+    ppv = tp / (tp + fpe) if tp + fpe else 0.0
+    return (0.0 if den == 0 else (tp * tn - fpe * fn) / den), len(common), len(own), sensitivity, ppv
 
 
 def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnastrand_archive):
@@ -160,15 +163,18 @@ def test_rnastrand_slice_predicted_by_workers_and_ranked_by_beat(tmp_path, rnast
         assert set(METHODS) <= set(ranked), table
         if COMPARATIVE not in ranked:
             assert "not ranked yet" in section
-        common_text = re.search(r"Scores on the (\d+) targets every ranked method scored", section)
+        common_text = re.search(r"Sensitivity and PPV on the (\d+) targets every ranked method", section)
         assert common_text, "the ranking must say how many common targets its scores are on"
         for method in ranked:
-            mcc, n_common, n_own = pooled_from_db(db, method, "all", among=ranked)
+            _, n_common, n_own, sensitivity, ppv = pooled_from_db(db, method, "all", among=ranked)
             assert int(common_text.group(1)) == n_common > 0
             row = re.search(rf">{re.escape(method)}(?:</a>)?</td>(.*?)</tr>", table, re.S)
-            cells = re.findall(r'<td class="num">([^<]*)</td>', row.group(1))
-            # wins, losses, draws, ?, MCC (common targets), sensitivity, PPV, coverage "scored / total"
-            assert cells[4] == f"{mcc:.3f}"
+            cells = [re.sub(r"<[^>]+>", "", c).strip()
+                     for c in re.findall(r'<td class="num">(.*?)</td>', row.group(1), re.S)]
+            # wins, losses, draws, ?, MCC (n: the targets that decided its place, issue 27), sensitivity and
+            # PPV pooled on the common targets, coverage "scored / total"
+            assert re.fullmatch(r"\d\.\d{3}( \(\d+\))?", cells[4]), cells
+            assert (cells[5], cells[6]) == (f"{sensitivity:.3f}", f"{ppv:.3f}")
             assert int(cells[7].split("/")[0]) == n_own
         home = requests.get(f"{url}/", timeout=30)
         assert home.status_code == 200 and "RNA STRAND" in home.text
