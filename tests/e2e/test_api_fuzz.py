@@ -184,7 +184,8 @@ def test_fuzz_every_url_pattern_filter_and_range_header_gives_no_server_error(fu
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         for (path, params, headers), status in pool.map(fetch, requests_to_make):
             statuses[status] = statuses.get(status, 0) + 1
-            if status >= 500:
+            # /readyz answers 503 by design while a worker or beat is missing (this stack runs none)
+            if status >= 500 and not (status == 503 and path == "/readyz"):
                 failures.append(f"{status} {path} {params} {headers}"[:300])
     took = time.monotonic() - start
     print(f"fuzz: {len(requests_to_make)} requests in {took:.0f} s, statuses {sorted(statuses.items())}")
