@@ -23,6 +23,7 @@ background jobs the issue's budget (their ratio is the share of the budget used)
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -35,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import Bench  # noqa: E402
-from tests.e2e.stack import PYTHON, REPO, production_stack  # noqa: E402
+from tests.e2e.stack import PYTHON, REPO, Stack, production_stack, redis_server  # noqa: E402
 
 #: The issue's budgets (done-when): seconds, megabytes.
 BUDGET = {
@@ -168,20 +169,57 @@ def measure_pages(paths: dict[str, str], repeats: int) -> tuple[dict, dict]:
     return pages, sizes
 
 
+@contextlib.contextmanager
+def _stack(database_url: str | None, extra_env: dict, workdir: Path):
+    """The production stack (fresh PostgreSQL + Redis), or Redis beside an existing database."""
+    if not database_url:
+        with production_stack(extra_env=extra_env) as stack:
+            yield stack
+        return
+    with redis_server() as (redis_port, _):
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+            "COMPARNA_DATA_DIR": str(workdir / "data"),
+            "DJANGO_SETTINGS_MODULE": "comparna.settings",
+            **extra_env,
+        }
+        yield Stack(env=env, workdir=workdir, redis_port=redis_port)
+
+
+def existing_rows() -> dict:
+    """The row counts of an already built database (as ``build_scale_data`` returns them)."""
+    from comparna.models import Score, Subset, Target
+    from predictors.models import MethodVersion, Prediction
+
+    return {
+        "targets": Target.objects.count(),
+        "predictions": Prediction.objects.count(),
+        "scores": Score.objects.count(),
+        "versions": MethodVersion.objects.count(),
+        "subsets": Subset.objects.count(),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     bench = Bench("scale", __doc__, smoke={"methods": 3, "targets": 60, "repeats": 1})
     p = bench.parser
     p.add_argument("--methods", type=int, default=100, help="methods (100; 20 of them with 2 versions)")
     p.add_argument("--targets", type=int, default=20000, help="targets over the four datasets (20000)")
     p.add_argument("--repeats", type=int, default=5, help="requests per page, cold and warm each (5)")
+    p.add_argument(
+        "--database-url",
+        help="measure on an already built database (bench/scale_db.py) instead of building one; the queueing "
+        "step adds a method to it",
+    )
     args = bench.parse(argv)
     if args.methods < 2 or args.targets < 40 or args.repeats < 1:
         p.error("--methods must be >= 2, --targets >= 40, --repeats >= 1")
 
     with bench.measuring(), tempfile.TemporaryDirectory(prefix="comparna-bench-scale-") as tmp:
-        with production_stack(
-            extra_env={"COMPARNA_LOG_LEVEL": "WARNING", "COMPARNA_SNAPSHOT_DIR": str(Path(tmp) / "snapshots")}
-        ) as stack:
+        extra = {"COMPARNA_LOG_LEVEL": "WARNING", "COMPARNA_SNAPSHOT_DIR": str(Path(tmp) / "snapshots")}
+        with _stack(args.database_url, extra, Path(tmp)) as stack:
             env = {**stack.env, "COMPARNA_CACHE_URL": f"redis://127.0.0.1:{stack.redis_port}/1"}
             os.environ.update(env)
             import django
@@ -197,11 +235,14 @@ def main(argv: list[str] | None = None) -> int:
 
             figures: dict = {}
             t = time.perf_counter()
-            rows = build_scale_data(
-                methods=args.methods,
-                targets=args.targets,
-                progress=lambda d, n: print(f"versions {d}/{n}", file=sys.stderr),
-            )
+            if args.database_url:
+                rows = existing_rows()
+            else:
+                rows = build_scale_data(
+                    methods=args.methods,
+                    targets=args.targets,
+                    progress=lambda d, n: print(f"versions {d}/{n}", file=sys.stderr),
+                )
             figures["build_s"] = time.perf_counter() - t
             figures["rows"] = rows
             print(f"built {rows} in {figures['build_s']:.0f} s", file=sys.stderr)
