@@ -31,6 +31,11 @@ SCHEDULE: dict = {
         "schedule": float(os.environ.get("COMPARNA_FAMILIES_INTERVAL_S", "600")),
         "options": {"queue": "default", "expires": 1200},
     },
+    "refresh-method-summaries": {
+        "task": "comparna.tasks.refresh_method_summaries_task",
+        "schedule": float(os.environ.get("COMPARNA_METHODS_INTERVAL_S", "600")),
+        "options": {"queue": "default", "expires": 1200},
+    },
 }
 
 SCHEDULE_MODULES = (

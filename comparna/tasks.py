@@ -9,7 +9,7 @@ from celery import shared_task
 from comparna.models import RankingSnapshot
 from comparna.services.leakage import recompute_unseen
 from comparna.services.pages.families import refresh_family_summaries
-from comparna.services.pages.methods import store_method_standings
+from comparna.services.pages.methods import refresh_method_summaries, store_method_standings
 from comparna.services.pages.rankings import store_ranking_rows
 from comparna.services.rankings import recompute_rankings
 from comparna.services.tallies import refresh_tallies
@@ -70,3 +70,10 @@ def refresh_family_summaries_task() -> int:
     """Periodic: the families pages' numbers of every dataset whose scores changed (read by the pages,
     never computed in a request); returns how many were recomputed."""
     return refresh_family_summaries()
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800, ignore_result=True)
+def refresh_method_summaries_task() -> int:
+    """Periodic: the method pages' figures of every method whose scores changed (read by the pages, never
+    computed in a request); returns how many were recomputed."""
+    return refresh_method_summaries()

@@ -103,3 +103,15 @@ class MethodStanding(models.Model):
             models.UniqueConstraint(fields=["snapshot", "method"], name="methodstanding_unique")
         ]
         indexes = [models.Index(fields=["method", "snapshot"], name="methodstanding_method")]
+
+
+class MethodSummary(models.Model):
+    """A method page's figures computed from its scores (mean MCC with CIs by dataset, length and family; the
+    precision-recall curve), computed in the background; ``stamp`` identifies the scores they were computed
+    from, so only a method whose scores changed is recomputed."""
+
+    method = models.OneToOneField("predictors.Method", on_delete=models.CASCADE, related_name="+")
+    stamp = models.CharField(max_length=64)
+    data = models.JSONField()
+    computed_at = models.DateTimeField()
+    seconds = models.FloatField(default=0.0, help_text="How long the computation took.")

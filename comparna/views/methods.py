@@ -8,11 +8,10 @@ from django.views.generic import ListView, TemplateView
 from comparna.services.pages.methods import (
     PREDICTION_STATES,
     method_failures,
-    method_performance,
-    method_pr_curve,
     method_predictions,
     method_rank_history,
     method_rankings,
+    method_summary,
     prediction_counts,
     prediction_origins,
 )
@@ -42,6 +41,8 @@ class MethodDetailView(TemplateView):
         method = get_object_or_404(Method.objects.public(), pk=kwargs["pk"])
         failures, failure_counts = method_failures(method)
         current = method.current_version
+        # computed in the background (refresh_method_summaries): never from all its scores in a request
+        summary = method_summary(method)
         ctx.update(
             method=method,
             versions=list(method.versions.filter(pending_review=False)),  # one awaiting approval is private
@@ -50,8 +51,9 @@ class MethodDetailView(TemplateView):
             placeholders=argv_placeholder_names(argv),
             spec=current.spec if current else {},
             history_json=method_rank_history(method),
-            performance=method_performance(method),
-            pr=method_pr_curve(method),
+            summary_at=summary.computed_at if summary else None,
+            performance=summary.data["performance"] if summary else None,
+            pr=summary.data["pr"] if summary else None,
             failures=failures,
             failure_counts=failure_counts,
             rankings=(rankings := method_rankings(method)),

@@ -26,6 +26,7 @@ from comparna.blind import prerelease
 from comparna.blind.models import BlindTarget, BlindWeek
 from comparna.models import RankingSnapshot, Target
 from comparna.owners.models import ApiToken, OwnerProfile
+from comparna.services.pages.methods import refresh_method_summaries
 from comparna.services.rankings import rank_subset, recompute_rankings
 from comparna.services.scoring import score_prediction
 from comparna.snapshots.archive import iter_members
@@ -119,6 +120,7 @@ def test_an_uploaded_reference_is_self_reported_seen_by_its_owner_and_nowhere_pu
     assert anon.get("/api/scores/?method=BobWeb").json()["count"] == 0
     assert anon.get("/api/scores/?method=BobWeb&current=false").json()["count"] == 0
     assert anon.get("/api/predictions/?method=BobWeb").json()["count"] == 0
+    refresh_method_summaries()  # the method page's figures, computed in the background
     page = body_of(anon.get(reverse("method-detail", args=[method.pk])))
     assert 'id="origins"' in page
     assert "4 uploaded by its owner for a target whose reference was public" in page

@@ -20,6 +20,7 @@ from comparna.rna.canonical import structure_from_text
 from comparna.rna.metrics import count_pairs
 from comparna.rna.ranking import CountsTable, pair_replicate_mccs
 from comparna.services.pages.figures import Arc, arc_diagram_svg
+from comparna.services.pages.methods import refresh_method_summaries
 from predictors.models import Method, Prediction
 from tests.web_data import site_fixture  # noqa: F401 - registers the module-scoped `site` fixture
 
@@ -311,6 +312,7 @@ def test_comparison_page_counts_test_and_paired_statistics(client, site):
 
 
 def test_method_page_spec_failures_performance_and_pr_curve(client, site):
+    refresh_method_summaries()  # the performance and PR figures, computed in the background
     good = Method.objects.get(name="GoodFold")
     page = client.get(reverse("method-detail", args=[good.pk])).content.decode()
     assert "goodfold --input {input} --out {output}" in html.unescape(page)

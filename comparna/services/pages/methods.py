@@ -3,11 +3,15 @@ of its base-pair probabilities, and its failed runs."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import time
 from collections import defaultdict
 
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
+from django.utils import timezone
 
-from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.models import Dataset, RankingSnapshot, Score, Subset
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.prcurve import PRECISION_CONVENTION, pool, pr_curve, pr_input, pr_point
 from comparna.services.pages.common import (
@@ -20,7 +24,7 @@ from comparna.services.pages.common import (
 )
 from comparna.services.pages.figures import PrLine, method_rank_figure, pr_curve_figure
 from comparna.services.progress import ranking_state
-from comparna.tallies.models import MethodStanding
+from comparna.tallies.models import MethodStanding, MethodSummary
 from predictors.models import Method, Prediction
 
 
@@ -115,6 +119,62 @@ def method_performance(method: Method) -> list[dict]:
                 }
             )
     return out
+
+
+def summary_stamp(method: Method) -> str:
+    """What a method's stored figures depend on: its current version, its scores (how many, the newest, the
+    sum of their MCCs: a re-scoring changes it), its finished predictions and the datasets' versions."""
+    version = method.current_version
+    scores = Score.objects.filter(prediction__method_version=version).aggregate(
+        n=Count("id"), top=Max("id"), total=Sum("mcc")
+    ) if version else {}
+    preds = version.predictions.aggregate(
+        n=Count("id", filter=Q(status=Prediction.Status.OK)), last=Max("finished_at")
+    ) if version else {}
+    blob = json.dumps(
+        [version.pk if version else None, method.active, method.visibility, scores, preds,
+         sorted(Dataset.objects.values_list("pk", "version"))],
+        default=str,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def compute_method_summary(method: Method) -> dict:
+    """The method page's figures from the method's scores (:func:`method_performance`,
+    :func:`method_pr_curve`), as the stored JSON gives them back (datasets by name and slug)."""
+    performance = [
+        {**p, "dataset": {"name": p["dataset"].name, "slug": p["dataset"].slug}}
+        for p in method_performance(method)
+    ]
+    data = {"performance": performance, "pr": method_pr_curve(method)}
+    # PostgreSQL's jsonb has no NaN
+    return json.loads(json.dumps(data), parse_constant=lambda _: None)
+
+
+def refresh_method_summaries(methods=None) -> int:
+    """Store the method page's figures of every public method (or of ``methods``) whose scores changed since
+    they were last computed (a background task's work: it reads the method's scores and bootstraps their
+    CIs); returns how many were computed."""
+    done = 0
+    qs = Method.objects.public() if methods is None else methods
+    for method in qs.order_by("pk"):
+        stamp = summary_stamp(method)
+        if MethodSummary.objects.filter(method=method, stamp=stamp).exists():
+            continue
+        started = time.perf_counter()
+        data = compute_method_summary(method)
+        MethodSummary.objects.update_or_create(
+            method=method,
+            defaults={"stamp": stamp, "data": data, "computed_at": timezone.now(),
+                      "seconds": time.perf_counter() - started},
+        )
+        done += 1
+    return done
+
+
+def method_summary(method: Method) -> MethodSummary | None:
+    """The method page's stored figures, or None before their first computation (the page says so)."""
+    return MethodSummary.objects.filter(method=method).first()
 
 
 def method_pr_curve(method: Method) -> dict | None:
