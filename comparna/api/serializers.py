@@ -354,6 +354,46 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
         return obj.report.get("conventions", {})
 
 
+#: The columns of a ranking row the list of snapshots gives (the whole rows: the snapshot's own endpoint).
+SUMMARY_ROW_KEYS = ("method", "rank", "ranked", "rank_low", "rank_high", "decided_mcc", "decided_targets",
+                    "mcc", "targets")
+
+
+class RankingSummaryRowSerializer(serializers.Serializer):
+    method = serializers.CharField()
+    rank = serializers.IntegerField()
+    ranked = serializers.BooleanField(required=False)
+    rank_low = serializers.IntegerField(required=False)
+    rank_high = serializers.IntegerField(required=False)
+    decided_mcc = serializers.FloatField(required=False, allow_null=True)
+    decided_targets = serializers.IntegerField(required=False)
+    mcc = serializers.FloatField()
+    targets = serializers.IntegerField()
+
+
+class RankingSummarySerializer(serializers.Serializer):
+    """One snapshot in the list: what identifies it, its state and each method's rank, interval, MCC and
+    targets; the whole report (every metric, robustness, conventions, the 2013 protocol's view, inputs) is
+    at ``/api/rankings/{id}/``."""
+
+    id = serializers.IntegerField()
+    url = serializers.CharField(help_text="The snapshot's whole report.")
+    dataset = serializers.CharField()
+    subset = serializers.CharField()
+    definition = serializers.CharField()
+    computed_at = serializers.DateTimeField()
+    seed = serializers.IntegerField()
+    inputs_hash = serializers.CharField()
+    protocol = serializers.CharField()
+    clusters = serializers.IntegerField(allow_null=True)
+    methods = RankingSummaryRowSerializer(many=True)
+    settled = serializers.BooleanField()
+    state = serializers.CharField()
+    settled_reasons = serializers.ListField(child=serializers.CharField())
+    settled_definition = serializers.CharField()
+    settled_definition_url = serializers.CharField()
+
+
 class VerdictSerializer(serializers.Serializer):
     method_a = serializers.CharField()
     method_b = serializers.CharField()

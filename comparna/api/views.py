@@ -10,12 +10,14 @@ import hashlib
 
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
+from django.db.models.fields.json import KeyTransform
 from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
+from rest_framework.fields import DateTimeField
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -352,6 +354,51 @@ def snapshot_data(snapshot: RankingSnapshot) -> dict:
     return {**_immutable_data(snapshot), **snapshot_state(snapshot.pk, snapshot)}
 
 
+def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
+    """The list's entries of ``snapshots`` (fetched with :func:`with_summary_fields`): each method's main
+    columns and the state, not the whole report; the immutable part cached for ever under the pk."""
+    from django.urls import reverse
+
+    from comparna.services.pages.common import cache_get
+    from comparna.services.pages.rankings import state_fields
+    from comparna.services.progress import ranking_state
+
+    out = []
+    for snap in snapshots:
+        key = f"{CACHE_PREFIX}:summary:{snap.pk}"
+        data = cache.get(key)
+        if data is None:
+            data = {
+                "id": snap.pk,
+                "url": reverse("api-ranking-detail", args=[snap.pk]),
+                "dataset": snap.dataset.slug,
+                "subset": snap.subset.slug,
+                "definition": snap.definition,
+                "computed_at": DateTimeField().to_representation(snap.computed_at),
+                "seed": snap.seed,
+                "inputs_hash": snap.inputs_hash,
+                "protocol": snap.summary_protocol or "2013",
+                "clusters": snap.summary_clusters,
+                "methods": [
+                    {k: r[k] for k in s.SUMMARY_ROW_KEYS if k in r} for r in snap.summary_methods or []
+                ],
+            }
+            cache.set(key, data, None)
+        live = cache_get(f"ranking-live:{snap.pk}")  # the ranking page's, when cached; else the state only
+        out.append({**data, **state_fields(live["state"] if live else ranking_state(snap))})
+    return out
+
+
+def with_summary_fields(qs):
+    """``qs`` without the reports and inputs, with the report's protocol, clusters and rows (the database
+    extracts them)."""
+    return qs.defer("report", "inputs").annotate(
+        summary_protocol=KeyTransform("protocol", "report"),
+        summary_clusters=KeyTransform("clusters", "report"),
+        summary_methods=KeyTransform("methods", "report"),
+    )
+
+
 def snapshot_data_by_pk(pk: int) -> dict:
     data = cache.get(f"{CACHE_PREFIX}:snapshot:{pk}")
     if data is None:
@@ -414,11 +461,14 @@ class RankingViewSet(ReadOnly):
             _param("date", "Snapshots computed on this day.", dt.date),
             SINCE,
             UNTIL,
-        ]
+        ],
+        responses=s.RankingSummarySerializer(many=True),
     )
     def list(self, request, *args, **kwargs):
-        page = self.paginate_queryset(self.get_queryset())
-        return self.get_paginated_response(self._method_filter([snapshot_data(x) for x in page]))
+        """Snapshots newest first, each with its methods' rank, rank interval, MCC and targets (the whole
+        report of one: ``/api/rankings/{id}/``)."""
+        page = self.paginate_queryset(with_summary_fields(self.get_queryset()))
+        return self.get_paginated_response(self._method_filter(snapshot_summaries(page)))
 
     def retrieve(self, request, *args, **kwargs):
         return Response(snapshot_data(self.get_object()))

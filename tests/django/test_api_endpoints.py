@@ -234,3 +234,19 @@ def test_known_parameters_and_pagination_still_pass(client, site):
     get(client, "/api/targets/", dataset="pdb", page=1, page_size=5, format="json")
     get(client, "/api/rankings/latest/", dataset="rnastrand", as_of="2030-01-01")
     get(client, "/api/scores/", current="true", definition="extended")
+
+
+def test_rankings_list_gives_summaries_and_links_the_whole_report(client, site):
+    listed = get(client, "/api/rankings/", page_size=500)["results"]
+    assert listed
+    for row in listed:
+        snap = RankingSnapshot.objects.get(pk=row["id"])
+        # each method's main columns, as the report has them; the whole report at the snapshot's endpoint
+        assert [m["method"] for m in row["methods"]] == [m["method"] for m in snap.report["methods"]]
+        assert all(m["rank"] == r["rank"] and m["mcc"] == r["mcc"]
+                   for m, r in zip(row["methods"], snap.report["methods"], strict=True))
+        assert not {"robustness", "inputs", "protocol_2013", "conventions"} & set(row)
+        assert row["protocol"] == (snap.report.get("protocol") or "2013")
+        whole = get(client, row["url"])
+        assert whole["id"] == snap.pk and whole["methods"] == snap.report["methods"] and "inputs" in whole
+        assert whole["settled"] == row["settled"]
