@@ -3,7 +3,6 @@ method's rank move, the declared training data on the method page and its staff 
 
 from __future__ import annotations
 
-import json
 import re
 
 import numpy as np
@@ -13,6 +12,7 @@ from django.test import Client
 
 from comparna.models import Score
 from comparna.services.leakage import rank_unseen
+from comparna.services.pages.families import heat_colour
 from predictors.models import Method, TrainingDeclaration
 from tests.django.test_leakage import SEED, archiveii, methods  # noqa: F401 (fixtures)
 
@@ -27,17 +27,21 @@ def test_family_page_shows_each_methods_mean_per_family(archiveii, methods):  # 
     page = Client().get(f"/families/{archiveii.slug}/extended/")
     assert page.status_code == 200
     html = page.content.decode()
-    figure = json.loads(re.search(r'id="family-heatmap-json">(.*?)</script>', html, re.S).group(1))
-    heat = figure["data"][0]
-    assert heat["type"] == "heatmap" and set(heat["y"]) == set(methods)
+    # issue 29: the heat map is a grid with sticky axes (a method per row, a family per column)
+    grid = re.search(r'class="data compact grid heat" id="family-heatmap">(.*?)</table>', html, re.S).group(1)
+    families = re.findall(r'<th class="num" scope="col" title="([^"]+): \d+ targets">', grid)
+    rows = dict(re.findall(r'<tr data-method="([^"]+)">(.*?)</tr>', grid, re.S))
+    assert set(rows) == set(methods) and "tRNA" in families
     # issue 27: the page says whether its figures can still change (every prediction here is finished)
     assert 'id="provisional-banner" data-state="settled"' in html
     # the tRNA cell of TrainedOnTRNA is the mean of its tRNA scores, computed here from the rows
     mccs = list(Score.objects.filter(prediction__method_version=methods["TrainedOnTRNA"],
                                      prediction__target__family="tRNA").values_list("mcc", flat=True))
-    row = heat["y"].index("TrainedOnTRNA")
-    col = next(k for k, x in enumerate(heat["x"]) if x.startswith("tRNA ("))
-    assert heat["z"][row][col] == pytest.approx(np.mean(mccs), abs=5e-4)
+    cells = re.findall(r'<td class="num heat-[^"]+"(?: style="background:(#[0-9A-F]{6});color:#[0-9A-F]{6}")?'
+                       r' title="([^"]+)">', rows["TrainedOnTRNA"])
+    colour, title = cells[families.index("tRNA")]
+    assert f"mean MCC {np.mean(mccs):.3f} [" in title and f"n = {len(mccs)}" in title
+    assert colour == heat_colour(np.mean(mccs))[0] and len(cells) == len(families)
     assert f"{np.mean(mccs):.3f}" in _cell(html, "TrainedOnTRNA")
     # ArchiveII's family subsets are linked as rankings of the family
     assert f"/rankings/{archiveii.slug}/family-trna/extended/" in html

@@ -38,6 +38,40 @@ UnseenRanking.objects.create(
             "not_ranked": {}, "screened_against": ["rnastrand"], "unavailable": []})
 """
 
+# Twelve families over RNA STRAND's targets (none has one in this fixture), so the families heat map is wider
+# than a phone and must scroll with its axes in sight; FAMILIES_OFF puts the fixture back.
+FAMILIES_ON = """
+from comparna.models import Dataset
+from comparna.rna.families import FAMILIES
+from comparna.services.pages.families import refresh_family_summaries
+from comparna.tallies.models import FamilySummary
+ds = Dataset.objects.get(slug="rnastrand")
+labels = [f.label for f in FAMILIES][:12]
+for k, t in enumerate(ds.targets.order_by("pk")):
+    t.family = labels[k % len(labels)]
+    t.save(update_fields=["family"])
+FamilySummary.objects.filter(dataset=ds).delete()
+refresh_family_summaries()
+"""
+FAMILIES_OFF = """
+from comparna.models import Dataset
+from comparna.services.pages.families import refresh_family_summaries
+from comparna.tallies.models import FamilySummary
+ds = Dataset.objects.get(slug="rnastrand")
+ds.targets.update(family="")
+FamilySummary.objects.filter(dataset=ds).delete()
+refresh_family_summaries()
+"""
+
+# After scrolling a grid's box to its right end: where its first column and its box start (equal when the
+# column is sticky), and how far it scrolled.
+STICKY = """id => {
+  const t = document.getElementById(id), box = t.closest('.table-scroll, .scroll');
+  box.scrollLeft = box.scrollWidth;
+  const first = t.querySelector('tbody tr > :first-child').getBoundingClientRect();
+  return {scrolled: box.scrollLeft, first: first.left, box: box.getBoundingClientRect().left};
+}"""
+
 LAYOUT = """() => {
   const width = document.documentElement.clientWidth;
   const scrolls = el => { const s = getComputedStyle(el); return /(auto|scroll)/.test(s.overflowX); };
@@ -73,6 +107,7 @@ LAYOUT = """() => {
 def test_tables_fit_at_1366_and_390_px(live_site, browser):
     base, good, mid = live_site["url"], live_site["good"], live_site["mid"]
     live_site["stack"].manage("shell", "-c", UNSEEN)
+    live_site["stack"].manage("shell", "-c", FAMILIES_ON)
     pages = {
         "ranking": "/rankings/rnastrand/all/extended/",
         "unseen": "/unseen/rnastrand/extended/",
@@ -121,6 +156,18 @@ def test_tables_fit_at_1366_and_390_px(live_site, browser):
                         problems.append(f"{where}: {table['id']} is not one labelled card per row")
                     first_card = pg.locator(f"#{table['id']} tbody tr").first
                     first_card.screenshot(path=str(OUT / f"{name}-card-390.png"))
+                if name == "families":
+                    # the heat map: a column per scored family (of 12), readable cells; on a phone it scrolls in its
+                    # box with the method column staying in sight
+                    heat = next(t for t in state["tables"] if t["id"] == "family-heatmap")
+                    assert pg.locator("#family-heatmap thead th").count() >= 10  # families with scores
+                    if phone and not heat["inner"]:
+                        problems.append(f"{where}: the 12-family heat map does not scroll in its box")
+                    pos = pg.evaluate(STICKY, "family-heatmap")
+                    if phone and not (pos["scrolled"] > 100 and abs(pos["first"] - pos["box"]) <= 1):
+                        problems.append(f"{where}: heat map's method column not sticky: {pos}")
+                    shot = OUT / f"heatmap-{viewport['width']}.png"
+                    pg.locator("#family-heatmap").screenshot(path=str(shot))
             if phone:
                 # a ranking card holds the rank, the method, wins/losses/draws and the metric with its CI
                 pg.goto(base + pages["ranking"], wait_until="networkidle")
@@ -134,6 +181,7 @@ def test_tables_fit_at_1366_and_390_px(live_site, browser):
             assert errors == [], errors
             context.close()
     finally:
+        live_site["stack"].manage("shell", "-c", FAMILIES_OFF)
         live_site["stack"].manage("shell", "-c", (
             "from comparna.models import UnseenRanking as U;"
             "U.objects.filter(inputs_hash='e2e'*21+'e').delete()"

@@ -74,7 +74,7 @@ def _breakdown(dataset: Dataset, definition: str) -> dict:
 
 def family_breakdown(dataset: Dataset, definition: str) -> dict:
     """Per method: mean MCC with 95 % bootstrap CI per family and overall (the overall CI also clustered by
-    family: whole families resampled, targets without a family each their own cluster), the heat map and
+    family: whole families resampled, targets without a family each their own cluster), the heat grid and
     the family subsets of the dataset that have rankings."""
     # computed in the background (refresh_family_summaries, issue 28); live only before its first run
     stored = FamilySummary.objects.filter(dataset=dataset, definition=definition).values_list(
@@ -89,7 +89,7 @@ def family_breakdown(dataset: Dataset, definition: str) -> dict:
     subsets = {s.slug: s for s in Subset.objects.filter(dataset=dataset, slug__startswith="family-")}
     for f in data["families"]:
         f["subset"] = f"family-{f['slug']}" if f"family-{f['slug']}" in subsets else None
-    return {**data, "figure": _heatmap(data) if data["methods"] else None, "state": dataset_state(dataset)}
+    return {**data, "heat": heat_grid(data) if data["methods"] else None, "state": dataset_state(dataset)}
 
 
 def _stamp(dataset: Dataset, definition: str) -> str:
@@ -143,31 +143,48 @@ def family_ranking(data: dict, family: str) -> dict | None:
     return {"family": info, "rows": rows}
 
 
-def _heatmap(data: dict) -> str:
-    import plotly.graph_objects as go
+#: Viridis sampled at nine even steps from 0 to 1 (perceptually uniform, readable with every common
+#: colour-vision deficiency and in grey): the heat map's colour of a mean MCC, interpolated between them.
+VIRIDIS = ("#440154", "#472D7B", "#3B528B", "#2C728E", "#21918C", "#28AE80", "#5EC962", "#ADDC30", "#FDE725")
 
-    from comparna.services.pages.figures import json_for_script
 
-    xs = [f"{f['label']} ({f['targets']})" for f in data["families"]]
-    ys = [m["method"] for m in data["methods"]]
-    z, text = [], []
+def heat_colour(value: float) -> tuple[str, str]:
+    """Background and text colour of a heat-map cell of mean MCC ``value`` (clamped to [0, 1])."""
+    x = min(1.0, max(0.0, float(value))) * (len(VIRIDIS) - 1)
+    k = min(int(x), len(VIRIDIS) - 2)
+    a, b = VIRIDIS[k], VIRIDIS[k + 1]
+    rgb = [
+        round(int(a[i : i + 2], 16) + (x - k) * (int(b[i : i + 2], 16) - int(a[i : i + 2], 16)))
+        for i in (1, 3, 5)
+    ]
+    luminance = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]
+    return "#" + "".join(f"{c:02X}" for c in rgb), "#000000" if luminance > 140 else "#FFFFFF"
+
+
+def heat_grid(data: dict) -> dict:
+    """The heat map as a table: a row per method, a column per family, each cell its mean MCC coloured on
+    the viridis scale with its CI and n in the cell's title (an HTML grid rather than a chart, so its axes
+    stay in sight while it scrolls and its labels are never clipped)."""
+    rows = []
     for m in data["methods"]:
-        z.append([None if c is None else round(c["mean"], 3) for c in m["cells"]])
-        text.append([
-            "no prediction" if c is None
-            else f"{c['mean']:.3f} [{c['low']:.3f}, {c['high']:.3f}], n = {c['n']}"
-            for c in m["cells"]
-        ])
-    fig = go.Figure(go.Heatmap(
-        z=z, x=xs, y=ys, text=text, hovertemplate="%{y} · %{x}<br>mean MCC %{text}<extra></extra>",
-        colorscale="Viridis", zmin=0, zmax=1, colorbar={"title": "mean MCC"},
-    ))
-    fig.update_layout(
-        height=max(320, 22 * len(ys) + 160), margin={"l": 20, "r": 20, "t": 20, "b": 20},
-        # labels get the room they need (a fixed margin clipped long method and family names)
-        yaxis={"autorange": "reversed", "automargin": True}, xaxis={"tickangle": -35, "automargin": True},
-    )
-    return json_for_script(fig)
+        cells = []
+        for f, c in zip(data["families"], m["cells"], strict=True):
+            if c is None:
+                cells.append(None)
+                continue
+            bg, fg = heat_colour(c["mean"])
+            cells.append(
+                {
+                    "mean": c["mean"],
+                    "bg": bg,
+                    "fg": fg,
+                    "title": f"{m['method']} · {f['label']}: mean MCC {c['mean']:.3f} "
+                    f"[{c['low']:.3f}, {c['high']:.3f}], n = {c['n']}",
+                }
+            )
+        rows.append({"method": m["method"], "pk": m["pk"], "cells": cells})
+    legend = [{"value": v / 4, "bg": heat_colour(v / 4)[0], "fg": heat_colour(v / 4)[1]} for v in range(5)]
+    return {"rows": rows, "legend": legend}
 
 
 def _readable_declaration(declaration: dict, names: dict[str, str]) -> dict:
