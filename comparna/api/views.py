@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
@@ -16,9 +17,9 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.fields import DateTimeField
-from rest_framework.pagination import PageNumberPagination
+from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
@@ -29,12 +30,31 @@ from comparna.params import ID_PATTERN, ascii_int
 from predictors.models import Method, MethodVersion, Prediction
 
 CACHE_PREFIX = "comparna:api:v1"
+ID_RE = re.compile(r"[0-9]{1,18}")
 
 
 class Pagination(PageNumberPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 500
+
+
+class KeysetPagination(CursorPagination):
+    """Pages of the tables that grow with every prediction (predictions, scores): by id, each page read from
+    where the previous one ended, with no total count (counting them, or skipping to a deep page, would read
+    every row before it). Follow ``next`` until it is null."""
+
+    ordering = "pk"
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+    def decode_cursor(self, request):
+        """DRF's cursor, whose position must be an id (ASCII digits): anything else is a 404, not a 500."""
+        cursor = super().decode_cursor(request)
+        if cursor is not None and cursor.position is not None and not ID_RE.fullmatch(cursor.position):
+            raise NotFound(self.invalid_cursor_message)
+        return cursor
 
 
 def _param(name: str, description: str, type_=str, **kw) -> OpenApiParameter:
@@ -74,8 +94,10 @@ def day_bounds(day: dt.date) -> tuple[dt.datetime, dt.datetime]:
     return start, start + dt.timedelta(days=1)
 
 
-#: Query parameters every endpoint accepts: pagination and DRF's format override.
-COMMON_PARAMS = frozenset({"page", "page_size", "format"})
+#: Query parameters every endpoint accepts: DRF's format override (and its pagination's).
+COMMON_PARAMS = frozenset({"format"})
+PAGE_PARAMS = frozenset({"page", "page_size"})
+CURSOR_PARAMS = frozenset({"cursor", "page_size"})
 
 
 class ReadOnly(viewsets.ReadOnlyModelViewSet):
@@ -92,10 +114,12 @@ class ReadOnly(viewsets.ReadOnlyModelViewSet):
     lookup_value_regex = ID_PATTERN  # ASCII digits, at most 18 (comparna.params)
     #: The filters each action reads (besides :data:`COMMON_PARAMS`); keep in step with its schema.
     accepted_params: dict[str, frozenset[str]] = {}
+    #: The pagination's parameters.
+    page_params = PAGE_PARAMS
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        accepted = COMMON_PARAMS | self.accepted_params.get(self.action, frozenset())
+        accepted = COMMON_PARAMS | self.page_params | self.accepted_params.get(self.action, frozenset())
         unknown = sorted(set(request.query_params) - accepted)
         if unknown:
             listed = ", ".join(sorted(accepted))
@@ -225,9 +249,13 @@ class MethodViewSet(ReadOnly):
     ],
 )
 class PredictionViewSet(ReadOnly):
-    """Predictions of every method version on every target, with their outcome (dated by finish time)."""
+    """Predictions of every method version on every target, with their outcome (dated by finish time).
+
+    Paged by id with a cursor and no total count: follow ``next`` until it is null."""
 
     serializer_class = s.PredictionSerializer
+    pagination_class = KeysetPagination
+    page_params = CURSOR_PARAMS
     accepted_params = {
         "list": frozenset({"dataset", "method", "target", "status", "current", "since", "until"}),
     }
@@ -273,9 +301,13 @@ class PredictionViewSet(ReadOnly):
     ],
 )
 class ScoreViewSet(ReadOnly):
-    """Counts and scores of each prediction under each pair definition."""
+    """Counts and scores of each prediction under each pair definition.
+
+    Paged by id with a cursor and no total count: follow ``next`` until it is null."""
 
     serializer_class = s.ScoreSerializer
+    pagination_class = KeysetPagination
+    page_params = CURSOR_PARAMS
     accepted_params = {
         "list": frozenset({"dataset", "subset", "method", "definition", "target", "current"}),
     }

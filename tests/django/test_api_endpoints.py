@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 
 import pytest
@@ -20,6 +21,17 @@ def get(client, url, expect=200, **params):
     response = client.get(url, params, HTTP_ACCEPT="application/json")
     assert response.status_code == expect, (url, params, response.content[:500])
     return response.json()
+
+
+def every(client, url, **params) -> list[dict]:
+    """All results of a cursor-paged list, following ``next``."""
+    page = get(client, url, **params)
+    assert "count" not in page  # no total: counting would read every row
+    results = list(page["results"])
+    while page["next"]:
+        page = client.get(page["next"], HTTP_ACCEPT="application/json").json()
+        results += page["results"]
+    return results
 
 
 def test_datasets_with_subset_sizes(client, site):
@@ -67,11 +79,18 @@ def test_targets_carry_references_in_dot_bracket_and_bpseq(client, site):
 
 def test_pagination(client, site):
     first = get(client, "/api/predictions/", page_size=7)
-    assert first["count"] == Prediction.objects.count()
     assert len(first["results"]) == 7 and first["next"] and first["previous"] is None
-    second = get(client, "/api/predictions/", page_size=7, page=2)
+    second = client.get(first["next"], HTTP_ACCEPT="application/json").json()
     assert {p["id"] for p in first["results"]}.isdisjoint({p["id"] for p in second["results"]})
-    get(client, "/api/predictions/", expect=404, page=10**6)
+    assert max(p["id"] for p in first["results"]) < min(p["id"] for p in second["results"])
+    # the cursor walks every row once, by id, without counting them
+    walked = [p["id"] for p in every(client, "/api/predictions/", page_size=7)]
+    assert walked == sorted(Prediction.objects.values_list("pk", flat=True))
+    get(client, "/api/predictions/", expect=404, cursor="not-a-cursor")
+    for raw in ("p=abc", "p=%00", "p=1.5", "p=" + "9" * 30):  # a forged position: a 404, never a 500
+        get(client, "/api/scores/", expect=404, cursor=base64.b64encode(raw.encode()).decode())
+    get(client, "/api/predictions/", expect=400, page=2)  # page numbers: the small lists only
+    assert get(client, "/api/targets/", page_size=3, page=2)["count"] == Target.objects.count()
 
 
 def test_methods_predictions_and_scores_filters(client, site):
@@ -80,27 +99,23 @@ def test_methods_predictions_and_scores_filters(client, site):
     good = next(m for m in methods["results"] if m["name"] == "GoodFold")
     assert good["versions"][0]["spec"]["argv"][0] == "goodfold"
     assert get(client, "/api/methods/", input_kind="alignment")["count"] == 1
-    preds = get(client, "/api/predictions/", method="MidFold", status="timeout", page_size=500)
+    preds = every(client, "/api/predictions/", method="MidFold", status="timeout", page_size=3)
     expected = Prediction.objects.filter(method_version__method__name="MidFold", status="timeout")
-    assert preds["count"] == expected.count() > 0
-    assert all(
-        p["method"] == "MidFold" and p["status"] == "timeout" and p["pairs"] == [] for p in preds["results"]
-    )
+    assert len(preds) == expected.count() > 0
+    assert all(p["method"] == "MidFold" and p["status"] == "timeout" and p["pairs"] == [] for p in preds)
     today = dt.date.today().isoformat()
-    assert get(client, "/api/predictions/", since=today)["count"] == Prediction.objects.count()
-    assert get(client, "/api/predictions/", until="2000-01-01")["count"] == 0
+    assert len(every(client, "/api/predictions/", since=today, page_size=500)) == Prediction.objects.count()
+    assert every(client, "/api/predictions/", until="2000-01-01") == []
     get(client, "/api/predictions/", expect=400, target="x1")
-    scores = get(
-        client, "/api/scores/", dataset="pdb", method="GoodFold", definition="standard", page_size=500
-    )
+    scores = every(client, "/api/scores/", dataset="pdb", method="GoodFold", definition="standard")
     rows = Score.objects.filter(
         prediction__target__dataset__slug="pdb",
         definition="standard",
         prediction__method_version__method__name="GoodFold",
     )
-    assert scores["count"] == rows.count()
+    assert len(scores) == rows.count()
     by_id = {s.pk: s for s in rows}
-    for item in scores["results"]:
+    for item in scores:
         s = by_id[item["id"]]
         assert (item["tp"], item["fp_compatible"], item["mcc"]) == (s.tp, s.fp_compatible, s.mcc)
 
@@ -163,7 +178,8 @@ def test_openapi_schema_and_offline_docs(client, site):
         assert path in paths, path
         assert set(paths[path]) == {"get"}  # read-only
     params = {p["name"] for p in paths["/api/predictions/"]["get"]["parameters"]}
-    assert {"dataset", "method", "since", "until", "page", "page_size"} <= params
+    assert {"dataset", "method", "since", "until", "cursor", "page_size"} <= params
+    assert "page" in {p["name"] for p in paths["/api/targets/"]["get"]["parameters"]}
     docs = client.get("/api/docs/").content.decode()
     assert "/static/drf_spectacular_sidecar/" in docs and "cdn" not in docs.lower()
 

@@ -117,9 +117,9 @@ def test_an_uploaded_reference_is_self_reported_seen_by_its_owner_and_nowhere_pu
         scores = anon.get(f"/api/scores/?target={t.pk}").json()["results"]
         assert [s["method"] for s in scores] == ["OtherFold"], scores
         assert "BobWeb" not in body_of(anon.get(f"/targets/{t.pk}/"))
-    assert anon.get("/api/scores/?method=BobWeb").json()["count"] == 0
-    assert anon.get("/api/scores/?method=BobWeb&current=false").json()["count"] == 0
-    assert anon.get("/api/predictions/?method=BobWeb").json()["count"] == 0
+    assert anon.get("/api/scores/?method=BobWeb").json()["results"] == []
+    assert anon.get("/api/scores/?method=BobWeb&current=false").json()["results"] == []
+    assert anon.get("/api/predictions/?method=BobWeb").json()["results"] == []
     refresh_method_summaries()  # the method page's figures, computed in the background
     page = body_of(anon.get(reverse("method-detail", args=[method.pk])))
     assert 'id="origins"' in page
@@ -153,7 +153,7 @@ def test_an_uploaded_reference_is_self_reported_seen_by_its_owner_and_nowhere_pu
     owner.force_login(bob)
     mine = bob_api.get(f"/api/owner/methods/{method.pk}/predictions/").json()["results"]
     assert len(mine) == 4 and all(p["self_reported"] and p["status"] == "ok" for p in mine)
-    assert bob_api.get("/api/scores/?method=BobWeb").json()["count"] == 4  # their own, through the API
+    assert len(bob_api.get("/api/scores/?method=BobWeb").json()["results"]) == 4  # their own, by the API
     assert all(s["self_reported"] for s in bob_api.get("/api/scores/?method=BobWeb").json()["results"])
     page = body_of(owner.get(reverse("owner-method", args=[method.pk])))
     assert page.count('<span class="tag self-reported">self-reported</span>') == 4
