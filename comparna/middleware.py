@@ -38,3 +38,69 @@ class RejectNulMiddleware:
         ):
             return HttpResponseBadRequest("NUL characters are not allowed in URLs")
         return self.get_response(request)
+
+
+#: Paths never served from the page cache: signed-in, owner, staff, upload, probe and embargoed pages.
+UNCACHED_PREFIXES = ("/admin/", "/account/", "/api/owner/", "/api/blind/", "/blind/", "/submit/", "/healthz",
+                     "/readyz", "/metrics", "/static/")
+#: The largest response kept in the page cache (bytes).
+PAGE_CACHE_MAX_BYTES = 4 * 1024 * 1024
+
+
+class PublicPageCacheMiddleware:
+    """Serve anonymous GETs of public pages from the shared cache for ``settings.PAGE_CACHE_S`` seconds.
+
+    The key holds the data version (:func:`comparna.services.pages.common.data_version`), which every
+    background refresh (tallies, rankings, summaries) replaces: a cached page is never older than the last
+    refresh, nor than ``PAGE_CACHE_S``. Only requests without cookies or credentials are served or stored
+    (a signed-in owner, staff or a token sees their own pages), and only complete 200 answers that set no
+    cookie (a page with a form sets its CSRF cookie: never shared). ``PAGE_CACHE_S = 0`` turns it off.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        seconds = getattr(settings, "PAGE_CACHE_S", 0)
+        if not seconds or not self._cacheable_request(request):
+            return self.get_response(request)
+        from django.core.cache import cache
+
+        key = self._key(request)
+        response = cache.get(key)
+        if response is not None:
+            return response
+        response = self.get_response(request)
+        if self._cacheable_response(response):
+            cache.set(key, response, seconds)
+        return response
+
+    @staticmethod
+    def _cacheable_request(request: HttpRequest) -> bool:
+        return (
+            request.method in ("GET", "HEAD")
+            and not request.COOKIES
+            and "HTTP_AUTHORIZATION" not in request.META
+            and not request.path.startswith(UNCACHED_PREFIXES)
+        )
+
+    @staticmethod
+    def _cacheable_response(response: HttpResponse) -> bool:
+        return (
+            response.status_code == 200
+            and not response.streaming
+            and not response.cookies
+            and "private" not in response.get("Cache-Control", "")
+            and "no-store" not in response.get("Cache-Control", "")
+            and len(response.content) <= PAGE_CACHE_MAX_BYTES
+        )
+
+    @staticmethod
+    def _key(request: HttpRequest) -> str:
+        import hashlib
+
+        from comparna.services.pages.common import data_version
+
+        what = "\n".join((request.method, request.get_host(), request.get_full_path(),
+                          request.META.get("HTTP_ACCEPT", "")))
+        return f"comparna:page:{data_version()}:{hashlib.sha256(what.encode()).hexdigest()}"

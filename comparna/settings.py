@@ -93,6 +93,7 @@ MIDDLEWARE = [
     "comparna.middleware.ContentSecurityPolicyMiddleware",
     "comparna.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "comparna.middleware.PublicPageCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -188,6 +189,9 @@ CACHES = {
         }
     )
 }
+# Whole public pages for anonymous visitors, under the data version every background refresh replaces
+# (comparna.middleware.PublicPageCacheMiddleware); on by default with the shared Redis cache only.
+PAGE_CACHE_S = int(os.environ.get("COMPARNA_PAGE_CACHE_S", "60" if _CACHE_URL.startswith("redis") else "0"))
 
 # --- Celery -------------------------------------------------------------------------------------
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")

@@ -8,6 +8,7 @@ from celery import shared_task
 
 from comparna.models import RankingSnapshot
 from comparna.services.leakage import recompute_unseen
+from comparna.services.pages.common import bump_data_version
 from comparna.services.pages.families import refresh_family_summaries
 from comparna.services.pages.methods import refresh_method_summaries, store_method_standings
 from comparna.services.pages.rankings import store_ranking_rows
@@ -28,6 +29,7 @@ def recompute_rankings_task() -> int:
     contents count what was still queued).
     """
     results = recompute_rankings()
+    bump_data_version()  # the cached public pages show the new rankings
     for dataset in {snap.dataset for snap, new in results if new}:
         pending = Prediction.objects.filter(
             target__dataset=dataset, status__in=[Prediction.Status.QUEUED, Prediction.Status.RUNNING]
@@ -39,6 +41,7 @@ def recompute_rankings_task() -> int:
         recompute_unseen()
     except Exception:  # never lose the full rankings and snapshots stored above; retried next run
         logging.getLogger(__name__).exception("unseen rankings failed")
+    bump_data_version()
     return sum(1 for _, new in results if new)
 
 
@@ -62,6 +65,7 @@ def refresh_tallies_task() -> float:
     seconds = refresh_tallies().seconds
     store_ranking_rows()
     store_method_standings()
+    bump_data_version()  # the cached public pages show the new counts
     return seconds
 
 
@@ -69,11 +73,17 @@ def refresh_tallies_task() -> float:
 def refresh_family_summaries_task() -> int:
     """Periodic: the families pages' numbers of every dataset whose scores changed (read by the pages,
     never computed in a request); returns how many were recomputed."""
-    return refresh_family_summaries()
+    done = refresh_family_summaries()
+    if done:
+        bump_data_version()
+    return done
 
 
 @shared_task(acks_late=True, queue="default", soft_time_limit=1700, time_limit=1800, ignore_result=True)
 def refresh_method_summaries_task() -> int:
     """Periodic: the method pages' figures of every method whose scores changed (read by the pages, never
     computed in a request); returns how many were recomputed."""
-    return refresh_method_summaries()
+    done = refresh_method_summaries()
+    if done:
+        bump_data_version()
+    return done

@@ -48,6 +48,27 @@ def cache_get(key: str) -> Any:
     return cache.get(f"{CACHE_PREFIX}:{key}")
 
 
+DATA_VERSION_KEY = f"{CACHE_PREFIX}:data-version"
+
+
+def data_version() -> str:
+    """The token of the data the pages show, replaced by every background refresh
+    (:func:`bump_data_version`): whole pages are cached under it (the public page cache)."""
+    version = cache.get(DATA_VERSION_KEY)
+    if version is None:
+        version = bump_data_version()
+    return version
+
+
+def bump_data_version() -> str:
+    """A new data version: pages cached under the previous one are no longer served."""
+    import uuid
+
+    version = uuid.uuid4().hex[:16]
+    cache.set(DATA_VERSION_KEY, version, None)
+    return version
+
+
 def length_bin(length: int) -> str:
     for low, high, label in LENGTH_BINS:
         if length >= low and (high is None or length <= high):
