@@ -87,3 +87,15 @@ def refresh_method_summaries_task() -> int:
     if done:
         bump_data_version()
     return done
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=540, time_limit=600, ignore_result=True)
+def compare_methods_task(snapshot_pk: int, a_pk: int, b_pk: int) -> int:
+    """On a comparison page's first request: compute the two methods' comparison (its bootstraps grow with
+    their common targets) into the cache the page reads; returns the common targets."""
+    from comparna.services.pages.comparison import compare_methods
+    from predictors.models import Method
+
+    snapshot = RankingSnapshot.objects.select_related("subset", "dataset").get(pk=snapshot_pk)
+    comp = compare_methods(snapshot=snapshot, a=Method.objects.get(pk=a_pk), b=Method.objects.get(pk=b_pk))
+    return comp.n_common  # the page's "being computed" answer is never cached: the next request shows it

@@ -17,7 +17,12 @@ from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import ascii_int
 from comparna.rna import thresholds
 from comparna.services.pages.common import cache_get, cached, method_directory
-from comparna.services.pages.comparison import compare_methods, comparison_csv
+from comparna.services.pages.comparison import (
+    compare_methods,
+    comparison_csv,
+    expected_common,
+    ready_comparison,
+)
 from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.rankings import (
     KIND_FILTERS,
@@ -358,6 +363,12 @@ class MethodComparisonView(TemplateView):
 
     template_name = "comparna/compare.html"
 
+    def render_to_response(self, context, **kwargs):
+        response = super().render_to_response(context, **kwargs)
+        if context["comp"] is None:  # "being computed": never kept by a cache, the next request may show it
+            response["Cache-Control"] = "no-store"
+        return response
+
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         snap = find_snapshot(
@@ -367,7 +378,10 @@ class MethodComparisonView(TemplateView):
         b = get_object_or_404(Method.objects.public(), pk=kwargs["b"])
         if a.pk == b.pk:
             raise Http404("compare two different methods")
-        comp = compare_methods(snapshot=snap, a=a, b=b)
+        # a large pair is computed by a background task on its first request; meanwhile the page says so
+        comp = ready_comparison(snapshot=snap, a=a, b=b)
+        if comp is None:
+            self.template_name = "comparna/compare_pending.html"
         directory = method_directory()
         names = [r["method"] for r in snap.report.get("methods", [])]
         # the snapshot's methods in rank order, then the other active public methods (an empty state there)
@@ -384,6 +398,7 @@ class MethodComparisonView(TemplateView):
             a=a,
             b=b,
             comp=comp,
+            expected_common=expected_common(snap, a.name, b.name),
             state=ranking_live(snap)["state"],
             fp_kinds=[
                 (

@@ -48,6 +48,11 @@ def cache_get(key: str) -> Any:
     return cache.get(f"{CACHE_PREFIX}:{key}")
 
 
+def cache_set(key: str, value: Any, timeout: int | None) -> None:
+    """Store a :func:`cached` key's value."""
+    cache.set(f"{CACHE_PREFIX}:{key}", value, timeout)
+
+
 DATA_VERSION_KEY = f"{CACHE_PREFIX}:data-version"
 
 

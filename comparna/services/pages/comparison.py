@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -31,7 +32,8 @@ from comparna.services.pages.common import (
     LENGTH_BINS,
     SCORE_FIELDS,
     TargetScore,
-    cached,
+    cache_get,
+    cache_set,
     ci_dict,
     current_scores,
     length_bin,
@@ -170,6 +172,47 @@ def pair_test(
         "replicates_a": by_name[a].tolist(),
         "replicates_b": by_name[b].tolist(),
     }
+
+
+#: Common targets up to which the comparison page computes a comparison in the request; above, a background
+#: task computes it (its bootstraps grow with the common targets) and the page says it is being computed.
+REQUEST_LIMIT = 300
+#: How long a computed comparison is kept: one on a snapshot's own data does not change (a re-scoring of
+#: its method versions aside), one on live data is recomputed after 10 minutes.
+KEEP_SNAPSHOT_S = 7 * 86400
+KEEP_LIVE_S = 600
+
+
+def _key(snapshot: RankingSnapshot, a: Method, b: Method) -> str:
+    return f"compare:{snapshot.pk}:{a.pk}:{b.pk}"
+
+
+def expected_common(snapshot: RankingSnapshot, a: str, b: str) -> int:
+    """The common targets of ``a`` and ``b`` in the snapshot's matrix (0 when it does not say)."""
+    return int(snapshot.report.get("common_targets", {}).get(a, {}).get(b) or 0)
+
+
+def ready_comparison(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Comparison | None:
+    """The comparison when it is small enough to compute now or was computed already; None when a background
+    task is computing it (queued here on the first request: :func:`comparna.tasks.compare_methods_task`)."""
+    done = cache_get(_key(snapshot, a, b))
+    if done is not None:
+        return done
+    if expected_common(snapshot, a.name, b.name) <= REQUEST_LIMIT:
+        return compare_methods(snapshot=snapshot, a=a, b=b)
+    from django.core.cache import cache
+
+    from comparna.services.pages.common import CACHE_PREFIX
+
+    if cache.add(f"{CACHE_PREFIX}:{_key(snapshot, a, b)}:queued", 1, 600):  # queued once per 10 minutes
+        from comparna.tasks import compare_methods_task
+
+        try:
+            compare_methods_task.delay(snapshot.pk, a.pk, b.pk)
+        except Exception:  # no broker: the page still answers, the next request queues it again
+            cache.delete(f"{CACHE_PREFIX}:{_key(snapshot, a, b)}:queued")
+            logging.getLogger(__name__).exception("could not queue the comparison")
+    return None
 
 
 def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Comparison:
@@ -329,7 +372,11 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
             comp.families_json = group_mcc_figure(by_family, names, axis="RNA family")
         return comp
 
-    return cached(f"compare:{snapshot.pk}:{a.pk}:{b.pk}", compute, timeout=600)
+    done = cache_get(_key(snapshot, a, b))
+    if done is None:
+        done = compute()
+        cache_set(_key(snapshot, a, b), done, KEEP_SNAPSHOT_S if done.source == "snapshot" else KEEP_LIVE_S)
+    return done
 
 
 def comparison_scores(
