@@ -75,3 +75,11 @@ def test_method_page_reads_no_score_rows(client, world):  # noqa: F811
             response = client.get(reverse("method-detail", args=[method.pk]))
         assert response.status_code == 200
         assert not [q["sql"] for q in queries if SCORES_TABLE.search(q["sql"])], name
+
+
+def test_a_run_with_a_time_budget_goes_on_where_the_last_one_stopped(world):  # noqa: F811
+    public = Method.objects.public().count()
+    assert refresh_method_summaries(budget_s=0) == 1  # at least one method per run
+    assert refresh_method_summaries(budget_s=0) == 1  # the next one: never computed first
+    assert refresh_method_summaries() == public - 2
+    assert MethodSummary.objects.count() == public
