@@ -50,11 +50,12 @@ PAGE_CACHE_MAX_BYTES = 4 * 1024 * 1024
 class PublicPageCacheMiddleware:
     """Serve anonymous GETs of public pages from the shared cache for ``settings.PAGE_CACHE_S`` seconds.
 
-    The key holds the data version (:func:`comparna.services.pages.common.data_version`), which every
-    background refresh (tallies, rankings, summaries) replaces: a cached page is never older than the last
-    refresh, nor than ``PAGE_CACHE_S``. Only requests without cookies or credentials are served or stored
-    (a signed-in owner, staff or a token sees their own pages), and only complete 200 answers that set no
-    cookie (a page with a form sets its CSRF cookie: never shared). ``PAGE_CACHE_S = 0`` turns it off.
+    The key holds the scheme, host, path, query and ``Accept`` header, and the data version
+    (:func:`comparna.services.pages.common.data_version`), which every background refresh (tallies, rankings,
+    summaries) replaces: a cached page is never older than the last refresh, nor than ``PAGE_CACHE_S``.
+    Only requests without cookies or credentials are served or stored (a signed-in owner, staff or a token
+    sees their own pages), and only complete 200 answers that set no cookie (a page with a form sets its CSRF
+    cookie: never shared). ``PAGE_CACHE_S = 0`` turns it off.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
@@ -101,6 +102,6 @@ class PublicPageCacheMiddleware:
 
         from comparna.services.pages.common import data_version
 
-        what = "\n".join((request.method, request.get_host(), request.get_full_path(),
+        what = "\n".join((request.method, request.scheme, request.get_host(), request.get_full_path(),
                           request.META.get("HTTP_ACCEPT", "")))
         return f"comparna:page:{data_version()}:{hashlib.sha256(what.encode()).hexdigest()}"
