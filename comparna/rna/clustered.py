@@ -109,8 +109,14 @@ def _multiplicities(rng: np.random.Generator, count: int, resamples: int):
 
     for idx in resample_indices(rng, count, resamples):
         rows = idx.shape[0]
-        flat = (idx + (np.arange(rows) * count)[:, None]).ravel()
-        yield np.bincount(flat, minlength=rows * count).reshape(rows, count).astype(np.float64)
+        if count < 64:  # one bincount over (row, cluster) bins
+            flat = (idx + (np.arange(rows) * count)[:, None]).ravel()
+            yield np.bincount(flat, minlength=rows * count).reshape(rows, count).astype(np.float64)
+            continue
+        out = np.empty((rows, count))
+        for r in range(rows):  # a row at a time: cache-resident, no (rows × C) int64 temporaries
+            out[r] = np.bincount(idx[r], minlength=count)
+        yield out
 
 
 def cluster_bootstrap_means(

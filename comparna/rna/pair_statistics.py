@@ -24,6 +24,7 @@ import numpy as np
 from comparna.rna.clustered import (
     EQUIVALENCE_CONFIDENCE,
     EQUIVALENCE_DELTA,
+    Clusters,
     _multiplicities,
     cluster_codes,
     cluster_paired_t_test,
@@ -41,6 +42,61 @@ PAIR_RESAMPLES = 2000
 
 def _finite(x: float) -> float | None:
     return float(x) if np.isfinite(x) else None
+
+
+def _restricted_mccs(table: CountsTable, codes, draws: np.ndarray):
+    """Yield ``(j, mcc)`` for every method j: ``mcc`` (methods, resamples) holds, for every method i, the MCC
+    of i's counts pooled over each resample of the clusters (``draws``: resamples × clusters multiplicities)
+    restricted to the targets j predicted — i's side of the pair (i, j) in its cluster bootstrap.
+
+    A pooled count is Σ_c w_c · (i's count summed over the cluster's common targets): integers, exact in
+    float64, so it can be assembled in any order. Per j one matrix product serves every i: over the clusters
+    of the targets j predicted, or — when fewer — the product over all targets minus the one over the
+    clusters of the targets j lacks.
+    """
+    present = table.present
+    m, t = present.shape
+    # MCC needs FP and ε only as FP − ε: four fields (tp, fn, fp − ε, tn), laid out (targets, methods × 4)
+    fields = table.counts[..., [0, 1, 2, 4]].astype(np.float64)
+    fields[..., 2] -= table.counts[..., 3]
+    fields[~present] = 0.0
+    per_target = np.ascontiguousarray(fields.transpose(1, 0, 2).reshape(t, m * 4))
+    by_cluster = np.argsort(codes.codes, kind="stable")
+    sorted_codes = codes.codes[by_cluster]
+
+    def cluster_sums(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The clusters of the masked targets and per cluster the summed fields (clusters × methods·4)."""
+        ix = by_cluster[mask[by_cluster]]
+        c = sorted_codes[mask[by_cluster]]
+        if ix.size == 0:
+            return np.zeros(0, dtype=np.intp), np.zeros((0, m * 4))
+        starts = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1])))
+        return c[starts], np.add.reduceat(per_target[ix], starts, axis=0)
+
+    everything = None
+    for j in range(m):
+        inside, outside = np.unique(codes.codes[present[j]]), np.unique(codes.codes[~present[j]])
+        if inside.size <= outside.size:
+            keys, sums = cluster_sums(present[j])
+            pooled = draws[:, keys] @ sums
+        else:
+            if everything is None:
+                all_keys, all_sums = cluster_sums(np.ones(t, dtype=bool))
+                everything = draws[:, all_keys] @ all_sums
+            keys, sums = cluster_sums(~present[j])
+            pooled = everything - draws[:, keys] @ sums
+        pooled = pooled.reshape(-1, m, 4)
+        tp, fn, fp_net, tn = (pooled[..., f] for f in range(4))
+        yield j, mcc_from_arrays(tp, fn, fp_net, 0, tn).T
+
+
+def _pair_clusters(codes, common: np.ndarray) -> Clusters:
+    """The clusters of a pair's common targets, numbered as :func:`cluster_codes` numbers their labels."""
+    g = codes.codes[common]
+    sizes = np.bincount(g, minlength=codes.count)
+    here = np.flatnonzero(sizes)
+    local = np.cumsum(sizes > 0) - 1
+    return Clusters(local[g], tuple(codes.labels[k] for k in here), sizes[here])
 
 
 def pairwise_statistics(
@@ -72,46 +128,62 @@ def pairwise_statistics(
     codes = cluster_codes(list(clusters)) if len(clusters) else None
     names = list(table.methods)
     order = sorted(range(len(names)), key=lambda i: names[i])
+    rank = {i: x for x, i in enumerate(order)}
     counts = table.counts.astype(np.float64)
     per_target_mcc = mcc_from_arrays(*np.moveaxis(counts, -1, 0))  # (methods, targets)
+    present = table.present
+    n_common = present.astype(np.int64) @ present.T.astype(np.int64)
+    # pooled[j, i]: i's counts summed over the targets i and j share (integers: exact in float64)
+    masked = np.where(present[..., None], counts, 0.0)
+    pooled = (present.astype(np.float64) @ masked.transpose(1, 0, 2).reshape(len(table.targets), -1)).reshape(
+        len(names), len(names), len(COUNT_FIELDS)
+    )
     draws = None
     if codes is not None and resamples > 0:
         draws = np.concatenate(list(_multiplicities(np.random.default_rng(seed), codes.count, resamples)))
+    tail = 100 * (1 - confidence) / 2
     out: dict[str, dict[str, dict]] = {}
     for x, i in enumerate(order):
         for j in order[x + 1 :]:
-            common = table.present[i] & table.present[j]
-            n = int(common.sum())
+            n = int(n_common[i, j])
             entry: dict = {"n": n}
             if n >= 3:
+                common = present[i] & present[j]
                 a, b = per_target_mcc[i, common], per_target_mcc[j, common]
-                labels = [clusters[k] for k in np.flatnonzero(common)]
                 t = paired_t_test(a, b)
-                ct = cluster_paired_t_test(a, b, labels)
+                ct = cluster_paired_t_test(a, b, _pair_clusters(codes, common))
                 entry["paired"] = {
                     "t": _finite(t.statistic), "df": t.df, "pvalue": _finite(t.pvalue),
                     "mean_difference": t.mean_difference,
                     "t_clustered": _finite(ct.statistic), "df_clustered": ct.df,
                     "pvalue_clustered": _finite(ct.pvalue), "clusters": ct.df + 1,
                 }
-            if n >= 1 and draws is not None:
-                pooled_a = counts[i, common].sum(axis=0)
-                pooled_b = counts[j, common].sum(axis=0)
-                estimate = float(mcc_from_arrays(*pooled_a) - mcc_from_arrays(*pooled_b))
-                c = codes.codes[common]
-                sums_a = np.stack([np.bincount(c, counts[i, common, f], codes.count)
-                                   for f in range(len(COUNT_FIELDS))], axis=1)
-                sums_b = np.stack([np.bincount(c, counts[j, common, f], codes.count)
-                                   for f in range(len(COUNT_FIELDS))], axis=1)
-                diff = mcc_from_arrays(*(draws @ sums_a).T) - mcc_from_arrays(*(draws @ sums_b).T)
-                tail = 100 * (1 - confidence) / 2
+            out.setdefault(names[i], {})[names[j]] = entry
+    if draws is not None:
+        # the bootstrap of every pair (i, j), i before j by name: i's side restricted to j's targets (computed
+        # at j) minus j's side restricted to i's (computed at i); the earlier side waits in `pending`
+        pending: dict[tuple[int, int], np.ndarray] = {}
+        for j, mcc in _restricted_mccs(table, codes, draws):
+            for i in range(len(names)):
+                if i == j or n_common[i, j] < 1:
+                    continue
+                if (j, i) not in pending:
+                    pending[i, j] = mcc[i]  # i's side of the pair, restricted to j's targets
+                    continue
+                other = pending.pop((j, i))  # j's side, restricted to i's targets
+                first, second = (i, j) if rank[i] < rank[j] else (j, i)
+                side = {i: mcc[i], j: other}
+                diff = side[first] - side[second]
                 low, high = (float(v) for v in np.percentile(diff, [tail, 100 - tail]))
-                entry["equivalence"] = {
+                estimate = float(
+                    mcc_from_arrays(*pooled[second, first]) - mcc_from_arrays(*pooled[first, second])
+                )
+                common = present[first] & present[second]
+                out[names[first]][names[second]]["equivalence"] = {
                     "estimate": estimate, "low": low, "high": high,
                     "verdict": equivalence_verdict(low, high, delta),
-                    "clusters": int(np.unique(c).size),
+                    "clusters": int(np.unique(codes.codes[common]).size),
                 }
-            out.setdefault(names[i], {})[names[j]] = entry
     return {
         "pairs": out,
         "clusters": codes.count if codes is not None else 0,

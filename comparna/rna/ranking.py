@@ -61,7 +61,7 @@ import numpy as np
 from scipy.special import ndtr
 
 from comparna.rna import thresholds
-from comparna.rna.clustered import cluster_codes, clustered_signed_rank_test
+from comparna.rna.clustered import cluster_codes
 from comparna.rna.metrics import mcc_from_arrays
 from comparna.rna.statistics import holm_adjust
 
@@ -705,16 +705,6 @@ def target_conventions(
     }
 
 
-def _cluster_se(d: np.ndarray, codes: np.ndarray) -> float:
-    """CR1 family-robust standard error of mean(d) (Liang & Zeger 1986); NaN with one family."""
-    _, local = np.unique(codes, return_inverse=True)
-    k = int(local.max()) + 1 if local.size else 0
-    if k < 2:
-        return float("nan")
-    residual = np.bincount(local, weights=d - d.mean(), minlength=k)
-    return float(np.sqrt(k / (k - 1) * np.sum(residual**2)) / d.size)
-
-
 def detection_power(se: float, *, margin: float, alpha: float) -> float:
     """Power of the two-sided test at ``alpha`` to detect a mean difference ``margin`` when the mean's
     standard error is ``se`` (normal approximation, as :func:`comparna.rna.statistics.posterior_power`).
@@ -741,6 +731,156 @@ def _codes(clusters, n_targets: int) -> np.ndarray:
     return codes
 
 
+@dataclass(frozen=True)
+class PairSignedRanks:
+    """Per pair of methods, what the target-level verdict and the rank intervals read off its common targets.
+
+    Attributes
+    ----------
+    pairs : list of (int, int)
+        The pairs (a < b), in the order of every array below.
+    pvalue, statistic : numpy.ndarray
+        (P,) :func:`comparna.rna.clustered.clustered_signed_rank_test` of the per-target MCC differences
+        a − b with the families of the targets.
+    mean : numpy.ndarray
+        (P,) mean difference a − b over the common targets.
+    nonzero : numpy.ndarray
+        (P,) bool: some difference is not exactly 0.
+    se : numpy.ndarray
+        (P,) the CR1 family-robust standard error of the mean difference (NaN with one family).
+    clusters : numpy.ndarray
+        (P,) int, families among the common targets.
+    signed, diffs, sizes : numpy.ndarray or None
+        (families, P) float64 per family: the summed signed average ranks, the summed differences and the
+        number of common targets (only when asked for: the rank intervals resample them).
+    """
+
+    pairs: list[tuple[int, int]]
+    pvalue: np.ndarray
+    statistic: np.ndarray
+    mean: np.ndarray
+    nonzero: np.ndarray
+    se: np.ndarray
+    clusters: np.ndarray
+    signed: np.ndarray | None = None
+    diffs: np.ndarray | None = None
+    sizes: np.ndarray | None = None
+
+
+#: Bits of a rank key below the rounded |d| (×1e12, at most 2·10^12 < 2^41): the target's column.
+_ROUNDED_BITS = 41
+#: Elements (pairs × targets) per block of :func:`pair_signed_ranks`: bounds its memory to ~100 MB.
+_PAIR_BLOCK = 1 << 20
+
+
+def pair_signed_ranks(
+    table: CountsTable, codes: np.ndarray, pairs: Sequence[tuple[int, int]], *, sums: bool = False
+) -> PairSignedRanks:
+    """The clustered signed-rank test and the family sums of every pair at once.
+
+    The same numbers as calling :func:`comparna.rna.clustered.clustered_signed_rank_test` pair by pair
+    (identical to the last bit: ranks and family sums of ranks are integers, every mean and standard error
+    is taken over the same array in the same order), computed for blocks of pairs together: the differences
+    of a block are ranked by one row-wise sort of integer keys (rounded |d| above the column), ties get
+    their average rank, and the signed ranks, differences and counts are summed per family with one
+    ``bincount`` over (pair, family) bins.
+
+    Parameters
+    ----------
+    table : CountsTable
+    codes : numpy.ndarray
+        int family code (0 … C−1) of every target of the table.
+    pairs : sequence of (int, int)
+    sums : bool
+        Also return the per-family sums the rank intervals resample (:attr:`PairSignedRanks.signed` …).
+    """
+    from comparna.rna.clustered import ZERO_TOLERANCE, sign_flip_pvalue
+
+    t = len(table.targets)
+    n_pairs = len(pairs)
+    n_codes = int(codes.max()) + 1 if t else 0
+    out = {
+        "pvalue": np.full(n_pairs, np.nan),
+        "statistic": np.zeros(n_pairs),
+        "mean": np.full(n_pairs, np.nan),
+        "nonzero": np.zeros(n_pairs, dtype=bool),
+        "se": np.full(n_pairs, np.nan),
+        "clusters": np.zeros(n_pairs, dtype=np.int64),
+    }
+    if sums:
+        for name in ("signed", "diffs", "sizes"):
+            out[name] = np.zeros((n_codes, n_pairs))
+    if n_pairs == 0 or t == 0:
+        return PairSignedRanks(list(pairs), **out)
+    scores = per_target_mcc(table)
+    present = table.present
+    col_bits = max(1, (t - 1).bit_length())
+    if _ROUNDED_BITS + col_bits > 62:
+        raise ValueError(f"too many targets ({t}) for the rank keys")
+    sentinel = np.int64(1) << _ROUNDED_BITS  # above every rounded |d|: the dropped differences sort last
+    cols = np.arange(t, dtype=np.int64)
+    codes = np.asarray(codes, dtype=np.int64)
+    pair_array = np.array(pairs, dtype=np.intp).reshape(-1, 2)
+    step = max(1, _PAIR_BLOCK // t)
+    for start in range(0, n_pairs, step):
+        pa, pb = pair_array[start : start + step].T
+        rows = pa.size
+        common = present[pa] & present[pb]
+        diff = scores[pa] - scores[pb]
+        keep = common & (np.abs(diff) > ZERO_TOLERANCE)
+        # ranks of the rounded |d| of the kept differences: np.round(x, 12) is rint(x·1e12) / 1e12, so the
+        # integers rint(x·1e12) order and tie exactly as the rounded values do
+        rounded = np.rint(np.abs(diff) * 1e12).astype(np.int64)
+        keys = np.sort((np.where(keep, rounded, sentinel) << col_bits) | cols, axis=1)
+        value, col = keys >> col_bits, keys & ((1 << col_bits) - 1)
+        first = np.ones(keys.shape, dtype=bool)
+        first[:, 1:] = value[:, 1:] != value[:, :-1]
+        last = np.ones(keys.shape, dtype=bool)
+        last[:, :-1] = first[:, 1:]
+        group_start = np.maximum.accumulate(np.where(first, cols, 0), axis=1)
+        group_end = np.minimum.accumulate(np.where(last, cols, t - 1)[:, ::-1], axis=1)[:, ::-1]
+        ranks2 = group_start + group_end + 2  # twice the average 1-based rank: an integer
+        kept = cols[None, :] < keep.sum(axis=1)[:, None]
+        row_ix = np.broadcast_to(np.arange(rows)[:, None], keys.shape)[kept]
+        kept_col = col[kept]
+        positive = diff[row_ix, kept_col] > 0
+        signed2 = np.where(positive, ranks2[kept], -ranks2[kept]).astype(np.float64)
+        bins = row_ix * n_codes + codes[kept_col]
+        rank_sums = np.rint(np.bincount(bins, weights=signed2, minlength=rows * n_codes)).astype(np.int64)
+        rank_sums = rank_sums.reshape(rows, n_codes)
+        ranked = np.bincount(bins, minlength=rows * n_codes).reshape(rows, n_codes) > 0
+        # the common targets of each pair, concatenated in table order (row-major nonzero)
+        c_row, c_col = np.nonzero(common)
+        d_all = diff[c_row, c_col]
+        c_bins = c_row * n_codes + codes[c_col]
+        sizes = np.bincount(c_bins, minlength=rows * n_codes).reshape(rows, n_codes)
+        bounds = np.concatenate(([0], np.cumsum(common.sum(axis=1))))
+        means = np.array([d_all[bounds[k] : bounds[k + 1]].mean() for k in range(rows)])
+        residual = np.bincount(c_bins, weights=d_all - means[c_row], minlength=rows * n_codes)
+        residual = residual.reshape(rows, n_codes)
+        for k in range(rows):
+            p = start + k
+            local = rank_sums[k][ranked[k]]
+            out["pvalue"][p] = sign_flip_pvalue(local)[0]
+            out["statistic"][p] = float(local.sum()) / 2
+            out["mean"][p] = means[k]
+            out["nonzero"][p] = bool(np.any(d_all[bounds[k] : bounds[k + 1]]))
+            in_pair = sizes[k] > 0
+            n_fam = int(in_pair.sum())
+            out["clusters"][p] = n_fam
+            if n_fam >= 2:
+                r = residual[k][in_pair]
+                n = int(bounds[k + 1] - bounds[k])
+                out["se"][p] = float(np.sqrt(n_fam / (n_fam - 1) * np.sum(r**2)) / n)
+        if sums:
+            out["signed"][:, start : start + rows] = rank_sums.T / 2
+            out["diffs"][:, start : start + rows] = (
+                np.bincount(c_bins, weights=d_all, minlength=rows * n_codes).reshape(rows, n_codes).T
+            )
+            out["sizes"][:, start : start + rows] = sizes.T
+    return PairSignedRanks(list(pairs), **out)
+
+
 def target_level_ranking(
     table: CountsTable,
     *,
@@ -750,6 +890,7 @@ def target_level_ranking(
     min_common: int = MIN_COMMON,
     margin: float = thresholds.VERDICT_MARGIN,
     power: float = thresholds.VERDICT_POWER,
+    pair_data: PairSignedRanks | None = None,
 ) -> PairwiseRanking:
     """Compare every pair of methods at the target level and rank them by wins (the primary verdict).
 
@@ -763,6 +904,9 @@ def target_level_ranking(
         Recorded with the result (the verdicts themselves use no random numbers).
     alpha, min_common, margin, power
         0.001, 10, 0.05 MCC and 0.8 (:mod:`comparna.rna.thresholds`).
+    pair_data : PairSignedRanks, optional
+        :func:`pair_signed_ranks` of the same table, clusters and ``min_common`` (computed when not given;
+        :func:`ranking_report` shares it with :func:`rank_intervals`).
 
     Returns
     -------
@@ -774,7 +918,6 @@ def target_level_ranking(
     codes = _codes(clusters, t)
     present = table.present
     common = present.astype(np.int64) @ present.T.astype(np.int64)
-    scores = per_target_mcc(table)
     p_values = np.full((m, m), np.nan)
     mean_difference = np.full((m, m), np.nan)
     pair_power = np.full((m, m), np.nan)
@@ -785,15 +928,19 @@ def target_level_ranking(
     np.fill_diagonal(verdicts, "")
     np.fill_diagonal(reasons, "")
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
-    for a, b in pairs:
-        w = present[a] & present[b]
-        d = scores[a, w] - scores[b, w]
-        test = clustered_signed_rank_test(scores[a, w], scores[b, w], codes[w])
-        p_values[a, b] = p_values[b, a] = test.pvalue
-        mean_difference[a, b], mean_difference[b, a] = d.mean(), -d.mean()
-        statistic[a, b], statistic[b, a] = test.statistic, -test.statistic
-        n_clusters[a, b] = n_clusters[b, a] = np.unique(codes[w]).size
-        pw = 1.0 if not np.any(d) else detection_power(_cluster_se(d, codes[w]), margin=margin, alpha=alpha)
+    if pair_data is None:
+        pair_data = pair_signed_ranks(table, codes, pairs)
+    elif pair_data.pairs != pairs:
+        raise ValueError("pair_data was computed for other pairs")
+    for k, (a, b) in enumerate(pairs):
+        p_values[a, b] = p_values[b, a] = pair_data.pvalue[k]
+        diff = pair_data.mean[k]
+        mean_difference[a, b], mean_difference[b, a] = diff, -diff
+        stat = pair_data.statistic[k]
+        statistic[a, b], statistic[b, a] = stat, -stat
+        n_clusters[a, b] = n_clusters[b, a] = pair_data.clusters[k]
+        se = pair_data.se[k]
+        pw = 1.0 if not pair_data.nonzero[k] else detection_power(se, margin=margin, alpha=alpha)
         pair_power[a, b] = pair_power[b, a] = pw
     p_adjusted = np.full((m, m), np.nan)
     if pairs:
@@ -829,6 +976,7 @@ def rank_intervals(
     confidence: float = thresholds.RANK_CONFIDENCE,
     alpha: float = ALPHA,
     min_common: int = MIN_COMMON,
+    pair_data: PairSignedRanks | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each method's rank with a percentile interval from a bootstrap of families (SCIENCE.md §5).
 
@@ -840,6 +988,9 @@ def rank_intervals(
     wins the primary verdict could not), the p-values are Holm-adjusted across the pairs, wins follow as in
     :func:`target_level_ranking` and the methods get competition ranks. The interval is the
     (1 − confidence)/2 and (1 + confidence)/2 quantiles of each method's rank (inverted CDF: actual ranks).
+
+    ``pair_data`` (:func:`pair_signed_ranks` with ``sums=True`` of the same table, clusters and
+    ``min_common``) is computed when not given.
 
     Returns
     -------
@@ -854,38 +1005,37 @@ def rank_intervals(
         return np.ones(m, dtype=np.int64), np.ones(m, dtype=np.int64)
     n_codes = int(codes.max()) + 1
     present = table.present
-    scores = per_target_mcc(table)
     common = present.astype(np.int64) @ present.T.astype(np.int64)
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
     if not pairs:
         ranks = np.ones(m, dtype=np.int64)
         return ranks, ranks
-    signed = np.zeros((n_codes, len(pairs)))
-    diffs = np.zeros((n_codes, len(pairs)))
-    sizes = np.zeros((n_codes, len(pairs)))
-    from scipy.stats import rankdata
-
-    for k, (a, b) in enumerate(pairs):
-        w = np.flatnonzero(present[a] & present[b])
-        d = scores[a, w] - scores[b, w]
-        nz = np.abs(d) > 1e-12
-        if nz.any():
-            r = rankdata(np.round(np.abs(d[nz]), 12))
-            signed[:, k] = np.bincount(codes[w][nz], weights=np.sign(d[nz]) * r, minlength=n_codes)
-        diffs[:, k] = np.bincount(codes[w], weights=d, minlength=n_codes)
-        sizes[:, k] = np.bincount(codes[w], minlength=n_codes)
+    if pair_data is None or pair_data.signed is None:
+        pair_data = pair_signed_ranks(table, codes, pairs, sums=True)
+    elif pair_data.pairs != pairs:
+        raise ValueError("pair_data was computed for other pairs")
+    signed, diffs, sizes = pair_data.signed, pair_data.diffs, pair_data.sizes
+    squared = signed * signed
+    # 0/1 matrices: their products count families (integers below 2^24, exact in float32)
+    ranked = (signed != 0).astype(np.float32)
     rng = np.random.default_rng(seed)
     ranks = []
     pa, pb = np.array(pairs).T
+    # wins of a resample as a product with the pairs' incidence (exact integer counts)
+    first_of = np.zeros((len(pairs), m))
+    first_of[np.arange(len(pairs)), pa] = 1.0
+    second_of = np.zeros((len(pairs), m))
+    second_of[np.arange(len(pairs)), pb] = 1.0
     for weights in _multiplicities(rng, n_codes, resamples):
         stat = weights @ signed
-        var = weights @ (signed * signed)
+        var = weights @ squared
+        drawn = weights @ sizes
         with np.errstate(divide="ignore", invalid="ignore"):
             z = np.where(var > 0, stat / np.sqrt(var), 0.0)
-            mean = np.where(weights @ sizes > 0, (weights @ diffs) / (weights @ sizes), 0.0)
+            mean = np.where(drawn > 0, (weights @ diffs) / drawn, 0.0)
         p = 2 * ndtr(-np.abs(z))
         # never below what the exact test allows: with C distinct families in the resample, 2 / 2^C
-        distinct = (weights > 0).astype(np.float64) @ (signed != 0).astype(np.float64)
+        distinct = ((weights > 0).astype(np.float32) @ ranked).astype(np.float64)
         p = np.maximum(p, np.exp2(1.0 - distinct))
         order = np.argsort(p, axis=1, kind="stable")
         q = np.take_along_axis(p, order, axis=1) * (len(pairs) - np.arange(len(pairs)))
@@ -893,9 +1043,7 @@ def rank_intervals(
         adjusted = np.empty_like(q)
         np.put_along_axis(adjusted, order, q, axis=1)
         win = (adjusted < alpha) & (np.sign(mean) == np.sign(stat)) & (mean != 0)
-        wins = np.zeros((weights.shape[0], m))
-        np.add.at(wins, (slice(None), pa), (win & (mean > 0)).astype(float))
-        np.add.at(wins, (slice(None), pb), (win & (mean < 0)).astype(float))
+        wins = (win & (mean > 0)).astype(float) @ first_of + (win & (mean < 0)).astype(float) @ second_of
         ranks.append(1 + (wins[:, None, :] > wins[:, :, None]).sum(axis=2))
     all_ranks = np.concatenate(ranks, axis=0)
     tail = (1 - confidence) / 2
@@ -1098,18 +1246,25 @@ def ranking_report(
         ``"robustness": [{"method", "rank", "mcc", "targets"}]``, ``"protocol_2013"``
         (:func:`protocol_2013_report`), ``"seed"`` and ``"conventions"``.
     """
-    result = target_level_ranking(table, clusters=clusters, seed=seed)
+    codes = _codes(clusters, len(table.targets))
+    m = len(table.methods)
+    common = table.present.astype(np.int64) @ table.present.T.astype(np.int64)
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= MIN_COMMON]
+    # one pass over every pair serves the verdicts and the rank intervals
+    pair_data = pair_signed_ranks(table, codes, pairs, sums=rank_resamples > 0)
+    result = target_level_ranking(table, clusters=clusters, seed=seed, pair_data=pair_data)
     own_mcc = pooled_mcc(np.where(table.present[..., None], table.counts, 0))
     methods = _method_rows(table, result, own_mcc)
     decided = dict(zip(table.methods, decided_scores(table, result), strict=True))
     if rank_resamples > 0:
-        low, high = rank_intervals(table, clusters=clusters, seed=seed, resamples=rank_resamples)
+        low, high = rank_intervals(
+            table, clusters=clusters, seed=seed, resamples=rank_resamples, pair_data=pair_data
+        )
     else:
         low = high = result.ranks
     for row in methods:
         i = table.methods.index(row["method"])
         row.update(decided[row["method"]], rank_low=int(low[i]), rank_high=int(high[i]))
-    codes = _codes(clusters, len(table.targets))
     report = {
         "protocol": "target",
         "protocol_label": thresholds.PROTOCOL_TARGET_LABEL,

@@ -62,13 +62,22 @@ class ConfidenceInterval:
 def resample_indices(rng: np.random.Generator, n: int, resamples: int, *, chunk: int = 1000):
     """Yield blocks of bootstrap index rows (with replacement), ``chunk`` rows at a time, ``resamples`` rows.
 
-    Blocks bound the memory (10 000 × 2000 int64 indices would take 160 MB at once).
+    Blocks bound the memory (10 000 × 2000 int64 indices would take 160 MB at once). The indices are int32
+    below 2^31: numpy draws a bounded integer below 2^32 from the same 32-bit stream whatever the output
+    type, so they are the values ``rng.integers(0, n, size=(rows, n))`` gives, at half the memory; and the
+    stream does not depend on the block size (the blocks of any ``chunk`` concatenate to the same rows).
     """
+    dtype = np.int32 if n < 2**31 else np.int64
     done = 0
     while done < resamples:
         rows = min(chunk, resamples - done)
-        yield rng.integers(0, n, size=(rows, n))
+        yield rng.integers(0, n, size=(rows, n), dtype=dtype)
         done += rows
+
+
+#: Bootstrap indices drawn per block by :func:`bootstrap_means`: small enough for the block and its gathered
+#: values to stay in cache (much faster than 1000-row blocks, whose fresh memory is paged in every block).
+_BLOCK_ELEMENTS = 1 << 16
 
 
 def bootstrap_means(
@@ -89,8 +98,12 @@ def bootstrap_means(
     x = np.asarray(values, dtype=np.float64)
     if x.shape[-1] == 0:
         raise ValueError("cannot bootstrap an empty sample")
+    n = x.shape[-1]
     rng = np.random.default_rng(seed)
-    blocks = [x[..., idx].mean(axis=-1) for idx in resample_indices(rng, x.shape[-1], resamples)]
+    chunk = max(1, _BLOCK_ELEMENTS // n)
+    # x[..., idx], not np.take: for paired (2-D) values its layout (the pairs innermost) sets the summation
+    # order of the means, which must not change
+    blocks = [x[..., idx].mean(axis=-1) for idx in resample_indices(rng, n, resamples, chunk=chunk)]
     return np.concatenate(blocks, axis=-1)
 
 

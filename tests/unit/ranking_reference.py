@@ -1,0 +1,445 @@
+"""The ranking statistics as they were implemented before issue 28 (one pair at a time), kept as the
+reference the vectorised implementations must equal exactly (tests/unit/test_ranking_fast_path.py).
+
+Copied from comparna/rna/{statistics,clustered,ranking,pair_statistics}.py at the commit before the fast
+paths; only their imports are gathered here. Not collected by pytest (no ``test_`` prefix).
+"""
+
+# ruff: noqa: E501
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.special import ndtr
+from scipy.stats import rankdata
+
+from comparna.rna import thresholds
+from comparna.rna.clustered import (
+    EQUIVALENCE_CONFIDENCE,
+    EQUIVALENCE_DELTA,
+    Clusters,
+    _clusters,
+    cluster_codes,
+    cluster_paired_t_test,
+    clustered_signed_rank_test,
+    equivalence_verdict,
+)
+from comparna.rna.metrics import mcc_from_arrays
+from comparna.rna.pair_statistics import PAIR_RESAMPLES, _finite
+from comparna.rna.ranking import (
+    ALPHA,
+    COUNT_FIELDS,
+    DRAW,
+    LOSS,
+    MIN_COMMON,
+    UNKNOWN,
+    WIN,
+    CountsTable,
+    PairwiseRanking,
+    _codes,
+    _pairwise_result,
+    detection_power,
+    per_target_mcc,
+    target_conventions,
+)
+from comparna.rna.statistics import RESAMPLES, holm_adjust, paired_t_test
+
+
+def resample_indices(rng: np.random.Generator, n: int, resamples: int, *, chunk: int = 1000):
+    """Yield blocks of bootstrap index rows (with replacement), ``chunk`` rows at a time, ``resamples`` rows.
+
+    Blocks bound the memory (10 000 × 2000 int64 indices would take 160 MB at once).
+    """
+    done = 0
+    while done < resamples:
+        rows = min(chunk, resamples - done)
+        yield rng.integers(0, n, size=(rows, n))
+        done += rows
+
+
+def bootstrap_means(
+    values: Sequence[float] | np.ndarray, *, resamples: int = RESAMPLES, seed: int = 0
+) -> np.ndarray:
+    """Means of ``resamples`` bootstrap resamples of ``values`` (vectorised, seeded).
+
+    Parameters
+    ----------
+    values : array_like
+        1-D per-structure scores, or 2-D (k, n): k score vectors resampled with the same indices (paired).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (resamples,) for 1-D input, (k, resamples) for 2-D.
+    """
+    x = np.asarray(values, dtype=np.float64)
+    if x.shape[-1] == 0:
+        raise ValueError("cannot bootstrap an empty sample")
+    rng = np.random.default_rng(seed)
+    blocks = [x[..., idx].mean(axis=-1) for idx in resample_indices(rng, x.shape[-1], resamples)]
+    return np.concatenate(blocks, axis=-1)
+
+
+def _multiplicities(rng: np.random.Generator, count: int, resamples: int):
+    """Yield blocks of (rows, C) draw counts: row r says how often each cluster was drawn in resample r.
+
+    The draws are ``rng.integers(0, C, size=(rows, C))`` blocks exactly as
+    :func:`comparna.rna.statistics.resample_indices` makes them (the same stream for the same seed), turned
+    into counts so that a resample's statistic is one matrix product with the per-cluster sums.
+    """
+    for idx in resample_indices(rng, count, resamples):
+        rows = idx.shape[0]
+        flat = (idx + (np.arange(rows) * count)[:, None]).ravel()
+        yield np.bincount(flat, minlength=rows * count).reshape(rows, count).astype(np.float64)
+
+
+def cluster_bootstrap_means(
+    values: Sequence[float] | np.ndarray,
+    clusters: Clusters | Sequence[str],
+    *,
+    resamples: int = 10_000,
+    seed: int = 0,
+) -> np.ndarray:
+    """Means over the targets of resampled clusters (cluster bootstrap of the mean).
+
+    Parameters
+    ----------
+    values : array_like
+        1-D per-target values, or 2-D (k, n) resampled with the same clusters (paired).
+    clusters : Clusters or sequence of labels
+        One label per target.
+
+    Returns
+    -------
+    numpy.ndarray
+        (resamples,) or (k, resamples).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    n = x.shape[-1]
+    if n == 0:
+        raise ValueError("cannot bootstrap an empty sample")
+    c = _clusters(clusters, n)
+    rows = x.reshape(-1, n)
+    sums = np.stack([np.bincount(c.codes, weights=row, minlength=c.count) for row in rows], axis=1)
+    sizes = c.sizes.astype(np.float64)
+    rng = np.random.default_rng(seed)
+    blocks = [(w @ sums) / (w @ sizes)[:, None] for w in _multiplicities(rng, c.count, resamples)]
+    means = np.concatenate(blocks, axis=0).T  # (k, resamples)
+    return means[0] if x.ndim == 1 else means
+
+
+def first_distinct(
+    draws: np.ndarray, widths: np.ndarray, wanted: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first ``wanted[r]`` distinct values of each row ``draws[r, :widths[r]]``, for many rows at once.
+
+    Parameters
+    ----------
+    draws : numpy.ndarray
+        Non-negative integers, shape (rows, W); entries at or beyond a row's width are ignored (overwritten).
+    widths, wanted : numpy.ndarray
+        Per row.
+
+    Returns
+    -------
+    (values, sizes, complete)
+        ``values``: 1-D, the selected values of row 0, then row 1, ... each in draw order; ``sizes[r]``:
+        how many values row r contributed (``wanted[r]`` for a complete row); ``complete[r]`` is False when
+        the row has fewer than ``wanted[r]`` distinct values among its real entries (it must be redrawn).
+    """
+    rows, width = draws.shape
+    wanted = np.asarray(wanted, dtype=np.int64)
+    widths = np.asarray(widths, dtype=np.int64)
+    if rows == 0 or width == 0:
+        return np.empty(0, dtype=np.intp), np.zeros(rows, dtype=np.int64), wanted == 0
+    col = np.arange(width)
+    top = int(draws.max(initial=0)) + 1
+    col_bits = max(1, (width - 1).bit_length())
+    dtype = np.int32 if (top + width) << col_bits < 2**31 else np.int64
+    values = draws.astype(dtype)
+    # padding becomes distinct sentinels above every real value, placed after the real columns, so it can
+    # neither hide a real first occurrence nor be selected by a complete row
+    padding = col[None, :] >= widths[:, None]
+    if padding.any():
+        values[padding] = (top + col[None, :].repeat(rows, axis=0))[padding].astype(dtype)
+    # one row sort of (value, column) keys: equal values end up adjacent, earliest column first
+    keys = np.sort((values << col_bits) | col.astype(dtype), axis=1)
+    sorted_values = keys >> col_bits
+    repeat_rows, repeat_cols = np.nonzero(sorted_values[:, 1:] == sorted_values[:, :-1])
+    first = np.ones(keys.shape, dtype=bool)
+    first[repeat_rows, keys[repeat_rows, repeat_cols + 1] & ((1 << col_bits) - 1)] = False
+    rank = np.cumsum(first, axis=1, dtype=np.int32)
+    complete = rank[np.arange(rows), widths - 1] >= wanted
+    first &= rank <= wanted[:, None]
+    return values[first].astype(np.intp), np.minimum(rank[:, -1], wanted), complete
+
+
+def _cluster_se(d: np.ndarray, codes: np.ndarray) -> float:
+    """CR1 family-robust standard error of mean(d) (Liang & Zeger 1986); NaN with one family."""
+    _, local = np.unique(codes, return_inverse=True)
+    k = int(local.max()) + 1 if local.size else 0
+    if k < 2:
+        return float("nan")
+    residual = np.bincount(local, weights=d - d.mean(), minlength=k)
+    return float(np.sqrt(k / (k - 1) * np.sum(residual**2)) / d.size)
+
+
+def target_level_ranking(
+    table: CountsTable,
+    *,
+    clusters: Sequence[str] | None = None,
+    seed: int = 0,
+    alpha: float = ALPHA,
+    min_common: int = MIN_COMMON,
+    margin: float = thresholds.VERDICT_MARGIN,
+    power: float = thresholds.VERDICT_POWER,
+) -> PairwiseRanking:
+    """Compare every pair of methods at the target level and rank them by wins (the primary verdict).
+
+    Parameters
+    ----------
+    table : CountsTable
+        Counts of one dataset subset under one pair definition.
+    clusters : sequence of str, optional
+        The family of every target of the table (None: every target its own family).
+    seed : int
+        Recorded with the result (the verdicts themselves use no random numbers).
+    alpha, min_common, margin, power
+        0.001, 10, 0.05 MCC and 0.8 (:mod:`comparna.rna.thresholds`).
+
+    Returns
+    -------
+    PairwiseRanking
+        ``p_values`` are the unadjusted clustered signed-rank p-values, ``p_adjusted`` Holm's,
+        ``mean_difference`` the mean per-target MCC difference over the pair's common targets.
+    """
+    m, t = len(table.methods), len(table.targets)
+    codes = _codes(clusters, t)
+    present = table.present
+    common = present.astype(np.int64) @ present.T.astype(np.int64)
+    scores = per_target_mcc(table)
+    p_values = np.full((m, m), np.nan)
+    mean_difference = np.full((m, m), np.nan)
+    pair_power = np.full((m, m), np.nan)
+    n_clusters = np.zeros((m, m), dtype=np.int64)
+    statistic = np.zeros((m, m))
+    verdicts = np.full((m, m), UNKNOWN, dtype="<U1")
+    reasons = np.full((m, m), "few", dtype="<U5")
+    np.fill_diagonal(verdicts, "")
+    np.fill_diagonal(reasons, "")
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
+    for a, b in pairs:
+        w = present[a] & present[b]
+        d = scores[a, w] - scores[b, w]
+        test = clustered_signed_rank_test(scores[a, w], scores[b, w], codes[w])
+        p_values[a, b] = p_values[b, a] = test.pvalue
+        mean_difference[a, b], mean_difference[b, a] = d.mean(), -d.mean()
+        statistic[a, b], statistic[b, a] = test.statistic, -test.statistic
+        n_clusters[a, b] = n_clusters[b, a] = np.unique(codes[w]).size
+        pw = 1.0 if not np.any(d) else detection_power(_cluster_se(d, codes[w]), margin=margin, alpha=alpha)
+        pair_power[a, b] = pair_power[b, a] = pw
+    p_adjusted = np.full((m, m), np.nan)
+    if pairs:
+        pa, pb = np.array(pairs).T
+        adjusted = holm_adjust(p_values[pa, pb])
+        p_adjusted[pa, pb] = p_adjusted[pb, pa] = adjusted
+        for (a, b), q in zip(pairs, adjusted, strict=True):
+            diff, stat = mean_difference[a, b], statistic[a, b]
+            if np.isfinite(q) and q < alpha and diff != 0 and np.sign(diff) == np.sign(stat):
+                verdicts[a, b], verdicts[b, a] = (WIN, LOSS) if diff > 0 else (LOSS, WIN)
+                reasons[a, b] = reasons[b, a] = ""
+            elif pair_power[a, b] >= power:
+                verdicts[a, b] = verdicts[b, a] = DRAW
+                reasons[a, b] = reasons[b, a] = ""
+            else:
+                reasons[a, b] = reasons[b, a] = "power"
+    return _pairwise_result(
+        table,
+        verdicts,
+        common=common,
+        p_values=p_values,
+        mean_difference=mean_difference,
+        seed=seed,
+        conventions=target_conventions(alpha=alpha, min_common=min_common, margin=margin, power=power),
+        p_adjusted=p_adjusted,
+        power=pair_power,
+        reasons=reasons,
+        clusters=n_clusters,
+    )
+
+
+def rank_intervals(
+    table: CountsTable,
+    *,
+    clusters: Sequence[str] | None = None,
+    seed: int = 0,
+    resamples: int = thresholds.RANK_RESAMPLES,
+    confidence: float = thresholds.RANK_CONFIDENCE,
+    alpha: float = ALPHA,
+    min_common: int = MIN_COMMON,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each method's rank with a percentile interval from a bootstrap of families (SCIENCE.md §5).
+
+    Every resample draws C families with replacement (one matrix of draws from ``seed`` serves every pair:
+    a pair uses the families of its common targets, a family drawn twice counts twice) and recomputes the
+    order: per pair the family-summed signed ranks S_c (ranks of the full pairwise set) give T* = Σ w_c S_c
+    and the large-sample clustered signed-rank test (Rosner, Glynn & Lee 2006: Var = Σ w_c S_c²), never
+    below 2/2^C for C distinct families drawn (the exact test's floor, so that few families cannot make
+    wins the primary verdict could not), the p-values are Holm-adjusted across the pairs, wins follow as in
+    :func:`target_level_ranking` and the methods get competition ranks. The interval is the
+    (1 − confidence)/2 and (1 + confidence)/2 quantiles of each method's rank (inverted CDF: actual ranks).
+
+    Returns
+    -------
+    (low, high) : numpy.ndarray
+        int arrays per method.
+    """
+    m, t = len(table.methods), len(table.targets)
+    codes = _codes(clusters, t)
+    if m == 0 or t == 0:
+        return np.ones(m, dtype=np.int64), np.ones(m, dtype=np.int64)
+    n_codes = int(codes.max()) + 1
+    present = table.present
+    scores = per_target_mcc(table)
+    common = present.astype(np.int64) @ present.T.astype(np.int64)
+    pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
+    if not pairs:
+        ranks = np.ones(m, dtype=np.int64)
+        return ranks, ranks
+    signed = np.zeros((n_codes, len(pairs)))
+    diffs = np.zeros((n_codes, len(pairs)))
+    sizes = np.zeros((n_codes, len(pairs)))
+    for k, (a, b) in enumerate(pairs):
+        w = np.flatnonzero(present[a] & present[b])
+        d = scores[a, w] - scores[b, w]
+        nz = np.abs(d) > 1e-12
+        if nz.any():
+            r = rankdata(np.round(np.abs(d[nz]), 12))
+            signed[:, k] = np.bincount(codes[w][nz], weights=np.sign(d[nz]) * r, minlength=n_codes)
+        diffs[:, k] = np.bincount(codes[w], weights=d, minlength=n_codes)
+        sizes[:, k] = np.bincount(codes[w], minlength=n_codes)
+    rng = np.random.default_rng(seed)
+    ranks = []
+    pa, pb = np.array(pairs).T
+    for weights in _multiplicities(rng, n_codes, resamples):
+        stat = weights @ signed
+        var = weights @ (signed * signed)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            z = np.where(var > 0, stat / np.sqrt(var), 0.0)
+            mean = np.where(weights @ sizes > 0, (weights @ diffs) / (weights @ sizes), 0.0)
+        p = 2 * ndtr(-np.abs(z))
+        # never below what the exact test allows: with C distinct families in the resample, 2 / 2^C
+        distinct = (weights > 0).astype(np.float64) @ (signed != 0).astype(np.float64)
+        p = np.maximum(p, np.exp2(1.0 - distinct))
+        order = np.argsort(p, axis=1, kind="stable")
+        q = np.take_along_axis(p, order, axis=1) * (len(pairs) - np.arange(len(pairs)))
+        q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
+        adjusted = np.empty_like(q)
+        np.put_along_axis(adjusted, order, q, axis=1)
+        win = (adjusted < alpha) & (np.sign(mean) == np.sign(stat)) & (mean != 0)
+        wins = np.zeros((weights.shape[0], m))
+        np.add.at(wins, (slice(None), pa), (win & (mean > 0)).astype(float))
+        np.add.at(wins, (slice(None), pb), (win & (mean < 0)).astype(float))
+        ranks.append(1 + (wins[:, None, :] > wins[:, :, None]).sum(axis=2))
+    all_ranks = np.concatenate(ranks, axis=0)
+    tail = (1 - confidence) / 2
+    low = np.quantile(all_ranks, tail, axis=0, method="inverted_cdf").astype(np.int64)
+    high = np.quantile(all_ranks, 1 - tail, axis=0, method="inverted_cdf").astype(np.int64)
+    return low, high
+
+
+def pairwise_statistics(
+    table: CountsTable,
+    clusters: Sequence[str],
+    *,
+    seed: int,
+    resamples: int = PAIR_RESAMPLES,
+    delta: float = EQUIVALENCE_DELTA,
+    confidence: float = EQUIVALENCE_CONFIDENCE,
+) -> dict:
+    """Paired t statistics and clustered pooled-MCC equivalence for every pair of methods.
+
+    Parameters
+    ----------
+    table : CountsTable
+        Counts in :data:`comparna.rna.ranking.COUNT_FIELDS` order.
+    clusters : sequence of str
+        Cluster label of every target of the table (Rfam family, else sequence cluster).
+
+    Returns
+    -------
+    dict
+        ``{"pairs": {A: {B: {...}}}`` for A < B, ``"clusters"``, ``"resamples"``, ``"delta"``,
+        ``"confidence"``, ``"seed"``.
+    """
+    if len(clusters) != len(table.targets):
+        raise ValueError("one cluster label per target")
+    codes = cluster_codes(list(clusters)) if len(clusters) else None
+    names = list(table.methods)
+    order = sorted(range(len(names)), key=lambda i: names[i])
+    counts = table.counts.astype(np.float64)
+    per_target_mcc = mcc_from_arrays(*np.moveaxis(counts, -1, 0))  # (methods, targets)
+    draws = None
+    if codes is not None and resamples > 0:
+        draws = np.concatenate(list(_multiplicities(np.random.default_rng(seed), codes.count, resamples)))
+    out: dict[str, dict[str, dict]] = {}
+    for x, i in enumerate(order):
+        for j in order[x + 1 :]:
+            common = table.present[i] & table.present[j]
+            n = int(common.sum())
+            entry: dict = {"n": n}
+            if n >= 3:
+                a, b = per_target_mcc[i, common], per_target_mcc[j, common]
+                labels = [clusters[k] for k in np.flatnonzero(common)]
+                t = paired_t_test(a, b)
+                ct = cluster_paired_t_test(a, b, labels)
+                entry["paired"] = {
+                    "t": _finite(t.statistic),
+                    "df": t.df,
+                    "pvalue": _finite(t.pvalue),
+                    "mean_difference": t.mean_difference,
+                    "t_clustered": _finite(ct.statistic),
+                    "df_clustered": ct.df,
+                    "pvalue_clustered": _finite(ct.pvalue),
+                    "clusters": ct.df + 1,
+                }
+            if n >= 1 and draws is not None:
+                pooled_a = counts[i, common].sum(axis=0)
+                pooled_b = counts[j, common].sum(axis=0)
+                estimate = float(mcc_from_arrays(*pooled_a) - mcc_from_arrays(*pooled_b))
+                c = codes.codes[common]
+                sums_a = np.stack(
+                    [np.bincount(c, counts[i, common, f], codes.count) for f in range(len(COUNT_FIELDS))],
+                    axis=1,
+                )
+                sums_b = np.stack(
+                    [np.bincount(c, counts[j, common, f], codes.count) for f in range(len(COUNT_FIELDS))],
+                    axis=1,
+                )
+                diff = mcc_from_arrays(*(draws @ sums_a).T) - mcc_from_arrays(*(draws @ sums_b).T)
+                tail = 100 * (1 - confidence) / 2
+                low, high = (float(v) for v in np.percentile(diff, [tail, 100 - tail]))
+                entry["equivalence"] = {
+                    "estimate": estimate,
+                    "low": low,
+                    "high": high,
+                    "verdict": equivalence_verdict(low, high, delta),
+                    "clusters": int(np.unique(c).size),
+                }
+            out.setdefault(names[i], {})[names[j]] = entry
+    return {
+        "pairs": out,
+        "clusters": codes.count if codes is not None else 0,
+        "resamples": resamples,
+        "delta": delta,
+        "confidence": confidence,
+        "seed": seed,
+        "method": (
+            f"pooled MCC difference with a cluster bootstrap {round(confidence * 100)} % percentile interval "
+            f"({resamples} resamples of Rfam families / sequence clusters); 'practically equal' when the "
+            f"interval lies inside ±{delta:g} (two one-sided tests at {(1 - confidence) / 2:g}); the "
+            "CompaRNA verdict stays primary"
+        ),
+    }
