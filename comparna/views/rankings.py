@@ -22,6 +22,7 @@ from comparna.services.pages.comparison import (
     comparison_csv,
     expected_common,
     ready_comparison,
+    report_value,
 )
 from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.rankings import (
@@ -74,7 +75,14 @@ def _snapshots(dataset: str, subset: str, definition: str):
 def find_snapshot(request, *, dataset: str, subset: str, definition: str) -> RankingSnapshot:
     """The snapshot of :func:`snapshot_pk`, checked to belong to the subset × definition (404 otherwise)."""
     pk = snapshot_pk(request, dataset=dataset, subset=subset, definition=definition)
-    snap = _snapshots(dataset, subset, definition).filter(pk=pk).select_related("subset", "dataset").first()
+    # the report (about 10 MB at 100 methods) is read when a page needs it, or in parts (report_value)
+    snap = (
+        _snapshots(dataset, subset, definition)
+        .filter(pk=pk)
+        .select_related("subset", "dataset")
+        .defer("report", "inputs")
+        .first()
+    )
     if snap is None:
         raise Http404("no ranking snapshot for this subset and definition yet")
     return snap
@@ -383,7 +391,7 @@ class MethodComparisonView(TemplateView):
         if comp is None:
             self.template_name = "comparna/compare_pending.html"
         directory = method_directory()
-        names = [r["method"] for r in snap.report.get("methods", [])]
+        names = [r["method"] for r in report_value(snap, "methods") or []]
         # the snapshot's methods in rank order, then the other active public methods (an empty state there)
         picker = [(n, directory[n]["pk"]) for n in names if n in directory]
         others = Method.objects.public().filter(active=True).exclude(name__in=names).order_by("name")
@@ -399,7 +407,7 @@ class MethodComparisonView(TemplateView):
             b=b,
             comp=comp,
             expected_common=expected_common(snap, a.name, b.name),
-            state=ranking_live(snap)["state"],
+            state=ranking_live(snap)["state"] if comp is not None else None,
             fp_kinds=[
                 (
                     "fp_inconsistent",
