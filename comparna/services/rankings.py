@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
-from comparna.models import Dataset, RankingSnapshot, Score, Subset
+from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna import metrics, thresholds
 from comparna.rna.metric_registry import POOLED, engine_counts, pooled_scores
 from comparna.rna.pair_statistics import pairwise_statistics
@@ -20,6 +20,7 @@ from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robu
 from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services import ranking_scope
 from comparna.services.uncertainty import cluster_labels, is_sequential, sequential_for_pair
+from predictors.models import MethodVersion, Prediction
 
 log = logging.getLogger(__name__)
 
@@ -38,13 +39,55 @@ def build_counts_table(*, subset: Subset, definition: str) -> tuple[CountsTable,
     return table, identity
 
 
-def subset_inputs(*, subset: Subset, definition: str) -> tuple[CountsTable, dict, list[int], np.ndarray]:
-    """:func:`build_counts_table` plus the target ids in table order and the finished-failure mask."""
+def subset_inputs(
+    *, subset: Subset, definition: str, cache: RankingInputs | None = None
+) -> tuple[CountsTable, dict, list[int], np.ndarray]:
+    """:func:`build_counts_table` plus the target ids in table order and the finished-failure mask.
+
+    With ``cache`` the scores, failures, references and cluster labels come from its whole-table reads
+    (:class:`RankingInputs`: the same result, a few queries for every subset of a run).
+    """
     targets = list(subset.targets.order_by("source_id").values_list("pk", "source_id", "length"))
+    if cache is not None:
+        table, fingerprints, empty = cache.table(targets, definition)
+        ref_pairs = cache.reference_pairs(definition)
+        labels = cache.labels(subset.dataset, targets)
+    else:
+        table, fingerprints = _query_table(subset, definition, targets)
+        ref_pairs = dict(
+            subset.targets.filter(references__definition=definition).values_list("pk", "references__n_pairs")
+        )
+        empty = ranking_scope.empty_outcomes(
+            subset=subset, methods=table.methods, target_ids=[pk for pk, _, _ in targets]
+        )
+        labels = cluster_labels((pk, sid) for pk, sid, _ in targets)
+    counts, present = table.counts, table.present
+    digest = hashlib.sha256(counts.tobytes() + present.tobytes()).hexdigest()
+    target_ids = [pk for pk, _, _ in targets]
+    identity = {
+        "dataset": subset.dataset.slug,
+        "dataset_version": subset.dataset.version,
+        "subset": subset.slug,
+        "definition": definition,
+        # which verdict the report's headline holds: a snapshot of the CompaRNA 2013 protocol (before issue
+        # 27) has the same inputs otherwise and must not be reused as a target-level one
+        "verdict_protocol": VERDICT_PROTOCOL,
+        "targets": len(targets),
+        "methods": fingerprints,
+        "counts_sha256": digest,
+        "reference_pairs": [ref_pairs.get(pk, 0) for pk, _, _ in targets],
+        "candidate_pairs": [length * (length - 1) // 2 for _, _, length in targets],
+        # the unit of the clustered statistics: Rfam family, else sequence cluster (services.uncertainty)
+        "clusters": [labels[pk] for pk, _, _ in targets],
+        # the targets and which methods ended in a recorded failure on which (robustness ranking)
+        "outcomes_sha256": ranking_scope.outcomes_digest(table.targets, empty),
+    }
+    return table, identity, target_ids, empty
+
+
+def _query_table(subset: Subset, definition: str, targets: list[tuple]) -> tuple[CountsTable, dict[str, str]]:
+    """The counts table of one subset from its own query, and each method's current fingerprint."""
     target_ix = {pk: n for n, (pk, _, _) in enumerate(targets)}
-    ref_pairs = dict(
-        subset.targets.filter(references__definition=definition).values_list("pk", "references__n_pairs")
-    )
     rows = (
         Score.objects.current()
         .filter(definition=definition, prediction__target__subsets=subset)
@@ -69,30 +112,127 @@ def subset_inputs(*, subset: Subset, definition: str) -> tuple[CountsTable, dict
         mi, ti = np.array(keys, dtype=np.intp).T
         counts[mi, ti] = np.array(values, dtype=np.int64)
         present[mi, ti] = True
-    table = CountsTable(tuple(methods), tuple(sid for _, sid, _ in targets), counts, present)
-    digest = hashlib.sha256(counts.tobytes() + present.tobytes()).hexdigest()
-    target_ids = [pk for pk, _, _ in targets]
-    empty = ranking_scope.empty_outcomes(subset=subset, methods=table.methods, target_ids=target_ids)
-    labels = cluster_labels((pk, sid) for pk, sid, _ in targets)
-    identity = {
-        "dataset": subset.dataset.slug,
-        "dataset_version": subset.dataset.version,
-        "subset": subset.slug,
-        "definition": definition,
-        # which verdict the report's headline holds: a snapshot of the CompaRNA 2013 protocol (before issue
-        # 27) has the same inputs otherwise and must not be reused as a target-level one
-        "verdict_protocol": VERDICT_PROTOCOL,
-        "targets": len(targets),
-        "methods": fingerprints,
-        "counts_sha256": digest,
-        "reference_pairs": [ref_pairs.get(pk, 0) for pk, _, _ in targets],
-        "candidate_pairs": [length * (length - 1) // 2 for _, _, length in targets],
-        # the unit of the clustered statistics: Rfam family, else sequence cluster (services.uncertainty)
-        "clusters": [labels[pk] for pk, _, _ in targets],
-        # the targets and which methods ended in a recorded failure on which (robustness ranking)
-        "outcomes_sha256": ranking_scope.outcomes_digest(table.targets, empty),
-    }
-    return table, identity, target_ids, empty
+    return CountsTable(tuple(methods), tuple(sid for _, sid, _ in targets), counts, present), fingerprints
+
+
+def _fetch_int_rows(queryset, width: int) -> np.ndarray:
+    """The rows of an integer ``values_list`` queryset as an (n, width) int64 array (one raw fetch)."""
+    sql, params = queryset.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    return np.array(rows, dtype=np.int64).reshape(len(rows), width)
+
+
+class RankingInputs:
+    """The inputs of every subset ranking of a run read with a few whole-table queries.
+
+    :func:`subset_inputs` queries the scores, failures, references and cluster labels of one subset (each
+    query scans the score and prediction tables: ~10 s at 2 M predictions); a run over every subset ×
+    definition reads them once here — the current public scores of a definition as one integer array, the
+    recorded failures, the references of a definition, the cluster labels of a dataset — and cuts each
+    subset's table from them. The tables, identities and masks are those :func:`subset_inputs` builds
+    without it (methods in the database's order of their names, targets in the subset's order).
+    """
+
+    def __init__(self) -> None:
+        self._scores: dict[str, np.ndarray] = {}
+        self._versions: dict[int, tuple[int, str, str]] | None = None
+        self._failures: np.ndarray | None = None
+        self._references: dict[str, dict[int, int]] = {}
+        self._labels: dict[int, dict[int, str]] = {}
+
+    def _scores_of(self, definition: str) -> np.ndarray:
+        """(n, 7) rows (method version, target, tp, fn, fp, fp_compatible, tn) of the current scores."""
+        if definition not in self._scores:
+            qs = Score.objects.current().filter(definition=definition)
+            qs = qs.values_list("prediction__method_version_id", "prediction__target_id", *COUNT_FIELDS)
+            self._scores[definition] = _fetch_int_rows(qs.order_by(), 2 + len(COUNT_FIELDS))
+        return self._scores[definition]
+
+    def _version_order(self) -> dict[int, tuple[int, str, str]]:
+        """``{version id: (position, method name, fingerprint)}`` of every current version, positions in
+        the database's order of the method names (the order of the per-subset query's ORDER BY)."""
+        if self._versions is None:
+            rows = (
+                MethodVersion.objects.filter(is_current=True)
+                .order_by("method__name", "pk")
+                .values_list("pk", "method__name", "fingerprint")
+            )
+            self._versions = {pk: (n, name, fp) for n, (pk, name, fp) in enumerate(rows)}
+        return self._versions
+
+    def _failures_of(self) -> np.ndarray:
+        """(n, 2) rows (method version, target) of the current versions' recorded failures."""
+        if self._failures is None:
+            qs = Prediction.objects.public().filter(
+                method_version__is_current=True,
+                method_version__method__active=True,
+                status__in=ranking_scope.EMPTY_OUTCOMES,
+            )
+            self._failures = _fetch_int_rows(qs.values_list("method_version_id", "target_id").order_by(), 2)
+        return self._failures
+
+    def table(self, targets: list[tuple], definition: str) -> tuple[CountsTable, dict[str, str], np.ndarray]:
+        """The counts table of ``targets`` ((pk, source id, length) in table order), the fingerprints of its
+        methods and its finished-failure mask (:func:`comparna.services.ranking_scope.empty_outcomes`)."""
+        ids = np.array([pk for pk, _, _ in targets], dtype=np.int64)
+        rows = self._scores_of(definition)
+        here, column = _positions(rows[:, 1], ids)
+        rows = rows[here]
+        versions = self._version_order()
+        if not set(np.unique(rows[:, 0]).tolist()) <= versions.keys():  # a version made current meanwhile
+            self._versions = None
+            versions = self._version_order()
+        present_versions = sorted((int(v) for v in np.unique(rows[:, 0])), key=lambda v: versions[v][0])
+        # method row of each version (−1: a version without a score here)
+        method_of = np.full(max(versions, default=0) + 1, -1, dtype=np.intp)
+        method_of[present_versions] = np.arange(len(present_versions))
+        mi = method_of[rows[:, 0]]
+        counts = np.zeros((len(present_versions), len(targets), len(COUNT_FIELDS)), dtype=np.int64)
+        present = np.zeros((len(present_versions), len(targets)), dtype=bool)
+        counts[mi, column] = rows[:, 2:]
+        present[mi, column] = True
+        names = tuple(versions[v][1] for v in present_versions)
+        table = CountsTable(names, tuple(sid for _, sid, _ in targets), counts, present)
+        empty = np.zeros(present.shape, dtype=bool)
+        if names and len(targets):
+            failed = self._failures_of()
+            failed = failed[failed[:, 0] < method_of.size]
+            here, column = _positions(failed[:, 1], ids)
+            mf = method_of[failed[here, 0]]
+            empty[mf[mf >= 0], column[mf >= 0]] = True
+        return table, {versions[v][1]: versions[v][2] for v in present_versions}, empty
+
+    def reference_pairs(self, definition: str) -> dict[int, int]:
+        """``{target pk: reference pairs}`` under ``definition``."""
+        if definition not in self._references:
+            rows = ReferenceStructure.objects.filter(definition=definition)
+            self._references[definition] = dict(rows.values_list("target_id", "n_pairs"))
+        return self._references[definition]
+
+    def labels(self, dataset: Dataset, targets: list[tuple]) -> dict[int, str]:
+        """The cluster label of every target (:func:`comparna.services.uncertainty.cluster_labels`), read for
+        the whole dataset at its first use."""
+        known = self._labels.get(dataset.pk)
+        if known is None:
+            everything = Target.objects.filter(dataset=dataset).values_list("pk", "source_id")
+            known = self._labels[dataset.pk] = cluster_labels(everything)
+        missing = [(pk, sid) for pk, sid, _ in targets if pk not in known]
+        if missing:  # a target of another dataset in the subset
+            known.update(cluster_labels(missing))
+        return known
+
+
+def _positions(values: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which ``values`` are among ``ids`` (mask) and, for those, their index in ``ids``."""
+    if ids.size == 0:
+        return np.zeros(values.size, dtype=bool), np.zeros(0, dtype=np.intp)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    k = np.minimum(np.searchsorted(sorted_ids, values), ids.size - 1)
+    hit = sorted_ids[k] == values
+    return hit, order[k[hit]]
 
 
 def empty_report(*, seed: int) -> dict:
@@ -204,13 +344,16 @@ def inputs_hash(identity: dict, seed: int) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-def rank_subset(*, subset: Subset, definition: str, seed: int | None = None) -> tuple[RankingSnapshot, bool]:
+def rank_subset(
+    *, subset: Subset, definition: str, seed: int | None = None, cache: RankingInputs | None = None
+) -> tuple[RankingSnapshot, bool]:
     """Store a ranking snapshot of ``subset`` unless one with identical inputs exists.
 
+    ``cache`` (:class:`RankingInputs`) serves the inputs of many subsets from a few queries.
     Returns (snapshot, whether it is new).
     """
     seed = settings.RANKING_SEED if seed is None else seed
-    table, identity, _, empty = subset_inputs(subset=subset, definition=definition)
+    table, identity, _, empty = subset_inputs(subset=subset, definition=definition, cache=cache)
     key = inputs_hash(identity, seed)
     existing = RankingSnapshot.objects.filter(subset=subset, definition=definition, inputs_hash=key).first()
     if existing is not None:
@@ -240,13 +383,17 @@ def rank_subset(*, subset: Subset, definition: str, seed: int | None = None) -> 
 def recompute_rankings(
     *, dataset: Dataset | None = None, seed: int | None = None
 ) -> list[tuple[RankingSnapshot, bool]]:
-    """Rank every subset × definition (of one dataset or all) whose inputs changed since the last snapshot."""
+    """Rank every subset × definition (of one dataset or all) whose inputs changed since the last snapshot.
+
+    The inputs of every subset are read with a few whole-table queries (:class:`RankingInputs`).
+    """
     datasets = [dataset] if dataset is not None else list(Dataset.objects.all())
+    cache = RankingInputs()
     out = []
     for ds in datasets:
         for subset in ds.subsets.all():
             for definition in subset.definitions():
-                out.append(rank_subset(subset=subset, definition=definition, seed=seed))
+                out.append(rank_subset(subset=subset, definition=definition, seed=seed, cache=cache))
     return out
 
 
