@@ -245,7 +245,13 @@ def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Predictio
         method_version__method=method, method_version__pending_review=False, status__in=FAILED_STATES
     )
     counts = dict(qs.values_list("status").annotate(n=Count("id")).order_by())
-    rows = list(qs.select_related("target", "method_version").order_by("-finished_at", "-pk")[:limit])
+    rows = list(
+        qs.select_related("target", "method_version")
+        # not the structures, sequences or specs
+        .only("target__source_id", "target__length", "method_version__version", "status", "runtime_s",
+              "error", "finished_at")
+        .order_by("-finished_at", "-pk")[:limit]
+    )
     return rows, counts
 
 

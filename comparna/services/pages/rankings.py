@@ -173,12 +173,12 @@ def sort_and_filter(
 def snapshot_history(*, subset: Subset, definition: str) -> list[dict]:
     """Every snapshot of a subset × definition, oldest first: ``{"pk", "at", "ranks": {method: rank}}``."""
     out = []
-    for pk, at, report in (
+    for pk, at, rows in (
         RankingSnapshot.objects.filter(subset=subset, definition=definition)
         .order_by("computed_at", "pk")
-        .values_list("pk", "computed_at", "report")
+        .values_list("pk", "computed_at", KeyTransform("methods", "report"))  # the rows, not whole reports
     ):
-        ranks = {r["method"]: r["rank"] for r in report.get("methods", []) if is_ranked(r)}
+        ranks = {r["method"]: r["rank"] for r in rows or [] if is_ranked(r)}
         out.append({"pk": pk, "at": at, "ranks": ranks})
     return out
 
