@@ -13,6 +13,7 @@ from comparna.services.pages.families import refresh_family_summaries
 from comparna.services.pages.methods import refresh_method_summaries, store_method_standings
 from comparna.services.pages.rankings import store_ranking_rows
 from comparna.services.rankings import recompute_rankings
+from comparna.services.summaries import refresh_unranked_summaries
 from comparna.services.tallies import refresh_tallies
 from comparna.snapshots.lifecycle import make_snapshot_if_changed
 from comparna.snapshots.models import DatasetSnapshot
@@ -73,7 +74,7 @@ def refresh_tallies_task() -> float:
 def refresh_family_summaries_task() -> int:
     """Periodic: the families pages' numbers of every dataset whose scores changed (read by the pages,
     never computed in a request); returns how many were recomputed."""
-    done = refresh_family_summaries()
+    done = refresh_family_summaries() + refresh_unranked_summaries()
     if done:
         bump_data_version()
     return done

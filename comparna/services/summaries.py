@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from django.db.models import Count, Sum
+from django.utils import timezone
 
 from comparna.models import Dataset, Score, Subset
 from comparna.rna.metric_registry import COUNT_FIELDS, ScoreAttributes, pooled_scores
@@ -27,6 +29,7 @@ class SubsetSummary:
     definition: str
     n_targets: int
     methods: list[MethodSummary]
+    computed_at: dt.datetime | None = None
 
 
 def summarize_subset(*, subset: Subset, definition: str) -> SubsetSummary:
@@ -50,7 +53,8 @@ def summarize_subset(*, subset: Subset, definition: str) -> SubsetSummary:
         )
     methods.sort(key=lambda m: (-m.mcc, m.method))
     return SubsetSummary(
-        subset=subset, definition=definition, n_targets=subset.targets.count(), methods=methods
+        subset=subset, definition=definition, n_targets=subset.targets.count(), methods=methods,
+        computed_at=timezone.now(),
     )
 
 
@@ -60,3 +64,32 @@ def summarize_dataset(*, dataset: Dataset) -> list[SubsetSummary]:
         for subset in dataset.subsets.all()
         for definition in subset.definitions()
     ]
+
+
+def unranked_summary_key(subset: Subset, definition: str) -> str:
+    return f"unranked-summary:{subset.pk}:{definition}"
+
+
+def unranked_summary(*, subset: Subset, definition: str) -> SubsetSummary | None:
+    """The pooled scores the dataset rankings page shows for a subset without a ranking snapshot yet, as
+    :func:`refresh_unranked_summaries` last computed them; None before (the page says they are being
+    computed: pooling a large subset's scores takes seconds)."""
+    from comparna.services.pages.common import cache_get
+
+    return cache_get(unranked_summary_key(subset, definition))
+
+
+def refresh_unranked_summaries() -> int:
+    """Pool the scores of every subset × definition that has no ranking snapshot yet (background work, with
+    the families refresh); returns how many."""
+    from comparna.services.pages.common import cache_set
+
+    done = 0
+    for subset in Subset.objects.select_related("dataset"):
+        for definition in subset.definitions():
+            if subset.rankings.filter(definition=definition).exists():
+                continue
+            cache_set(unranked_summary_key(subset, definition),
+                      summarize_subset(subset=subset, definition=definition), None)
+            done += 1
+    return done

@@ -16,7 +16,7 @@ from django.views.generic import TemplateView
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import ascii_int
 from comparna.rna import thresholds
-from comparna.services.pages.common import cache_get, cached, method_directory
+from comparna.services.pages.common import cache_get, cached, data_version, method_directory
 from comparna.services.pages.comparison import (
     compare_methods,
     comparison_csv,
@@ -41,7 +41,7 @@ from comparna.services.pages.rankings import (
 )
 from comparna.services.progress import prediction_progress
 from comparna.services.rankings import latest_snapshots
-from comparna.services.summaries import summarize_subset
+from comparna.services.summaries import unranked_summary
 from predictors.models import Method
 
 #: How long "which snapshot is the newest" is remembered; a new nightly snapshot shows up within this time.
@@ -120,7 +120,7 @@ class DatasetRankingView(View):
         key = (
             f"dataset-page:{dataset.pk}:{dataset.version}:"
             + ",".join(f"{pk}.{v['stamp']}" for pk, v in live.items())
-            + f":{progress['finished']}:{progress['pending']}"
+            + f":{progress['finished']}:{progress['pending']}:{data_version()}"  # a background refresh
         )
 
         def render() -> str:
@@ -139,7 +139,7 @@ class DatasetRankingView(View):
                             "n_targets": snap.inputs.get("targets") if snap else subset.targets.count(),
                             "summary": None
                             if snap
-                            else summarize_subset(subset=subset, definition=definition),
+                            else unranked_summary(subset=subset, definition=definition),
                         }
                     )
             return render_to_string(
