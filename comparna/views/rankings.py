@@ -16,13 +16,12 @@ from django.views.generic import TemplateView
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import ascii_int
 from comparna.rna import thresholds
-from comparna.services.pages.common import cache_get, cached, data_version, method_directory
+from comparna.services.pages.common import cache_get, cached, data_version, method_directory, report_value
 from comparna.services.pages.comparison import (
     compare_methods,
     comparison_csv,
     expected_common,
     ready_comparison,
-    report_value,
 )
 from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.rankings import (
@@ -40,7 +39,6 @@ from comparna.services.pages.rankings import (
     subset_history_figure,
 )
 from comparna.services.progress import prediction_progress
-from comparna.services.rankings import latest_snapshots
 from comparna.services.summaries import unranked_summary
 from predictors.models import Method
 
@@ -114,7 +112,13 @@ class DatasetRankingView(View):
 
     def get(self, request, dataset: str):
         dataset = get_object_or_404(Dataset, slug=dataset)
-        snapshots = {(s.subset_id, s.definition): s for s in latest_snapshots(dataset=dataset)}
+        # the newest snapshot of each subset × definition, without its report (read in parts: report_value)
+        snapshots = {}
+        for subset in dataset.subsets.all():
+            for definition in subset.definitions():
+                snap = subset.rankings.filter(definition=definition).defer("report").first()
+                if snap is not None:
+                    snapshots[(subset.pk, definition)] = snap
         progress = cached(f"progress:dataset:{dataset.pk}", lambda: prediction_progress(dataset=dataset), 30)
         live = {pk: ranking_live(s) for pk, s in ((s.pk, s) for s in snapshots.values())}
         key = (
@@ -137,6 +141,9 @@ class DatasetRankingView(View):
                             "rows": ranked_rows(rows),
                             "live": live.get(snap.pk) if snap else None,
                             "n_targets": snap.inputs.get("targets") if snap else subset.targets.count(),
+                            "common_targets_ranked": (
+                                report_value(snap, "common_targets_ranked") if snap else None
+                            ),
                             "summary": None
                             if snap
                             else unranked_summary(subset=subset, definition=definition),

@@ -4,15 +4,12 @@ for the pair, paired statistics with power, per-family and per-length CIs, a sca
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db.models.fields.json import KeyTransform
 
 from comparna.models import RankingSnapshot
 from comparna.rna import statistics, thresholds
@@ -40,6 +37,7 @@ from comparna.services.pages.common import (
     ci_dict,
     current_scores,
     length_bin,
+    report_value,
 )
 from comparna.services.pages.figures import comparison_scatter_figure, group_mcc_figure
 from comparna.services.pages.snapshot_data import snapshot_scores
@@ -188,29 +186,6 @@ KEEP_LIVE_S = 600
 
 def _key(snapshot: RankingSnapshot, a: Method, b: Method) -> str:
     return f"compare:{snapshot.pk}:{a.pk}:{b.pk}"
-
-
-def report_value(snapshot: RankingSnapshot, *path: str):
-    """One value of the snapshot's report, extracted by the database (a report at 100 methods is about
-    10 MB: loading it whole is most of a page's time); cached for ever, as the snapshot is immutable."""
-
-    def fetch():
-        if "report" not in snapshot.get_deferred_fields():
-            value = snapshot.report
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            return value
-        expr = "report"
-        for key in path:
-            expr = KeyTransform(key, expr)
-        return RankingSnapshot.objects.filter(pk=snapshot.pk).values_list(expr, flat=True).first()
-
-    digest = hashlib.sha256(json.dumps(path).encode()).hexdigest()[:24]  # names as given, never in a key
-    found = cache_get(f"report-value:{snapshot.pk}:{digest}")
-    if found is None:
-        found = {"value": fetch()}
-        cache_set(f"report-value:{snapshot.pk}:{digest}", found, None)
-    return found["value"]
 
 
 def expected_common(snapshot: RankingSnapshot, a: str, b: str) -> int:

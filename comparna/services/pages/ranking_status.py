@@ -11,7 +11,7 @@ from django.db.models import Count
 from comparna.models import RankingSnapshot
 from comparna.rna.thresholds import ALPHA, MIN_COMMON, VERDICT_MARGIN
 from comparna.services import progress, tallies
-from comparna.services.pages.common import cached
+from comparna.services.pages.common import cached, report_value
 from comparna.services.ranking_scope import EMPTY_OUTCOMES, is_ranked
 from predictors.models import Method, Prediction
 
@@ -24,9 +24,8 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
     In the snapshot but with only "?" verdicts: too few common targets. Not in it: no predictions on the
     subset, none finished yet, none successful, or scored after the snapshot was computed.
     """
-    report = snapshot.report
-    rows = {r["method"]: r for r in report.get("methods", [])}
-    common = report.get("common_targets", {})
+    # the report's parts it needs, not the whole report (about 10 MB at 100 methods)
+    rows = {r["method"]: r for r in report_value(snapshot, "methods") or []}
     out = []
     active = Method.objects.public().filter(active=True).order_by("name").values_list("name", "pk")
     # counted in the background (issue 28); live only before the first count
@@ -54,7 +53,7 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
         failed = sum(counts.get(s, 0) for s in EMPTY_OUTCOMES)
         ok = counts.get(Prediction.Status.OK, 0)
         if row is not None:
-            most = max(common.get(name, {}).values(), default=0)
+            most = max((report_value(snapshot, "common_targets", name) or {}).values(), default=0)
             if len(rows) < 2:
                 reason = "no other method to compare with yet"
             elif most < MIN_COMMON:
@@ -63,7 +62,7 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
                     f"{MIN_COMMON} needed for a verdict"
                 )
             else:  # the target-level "?" of an under-powered pair (issue 27)
-                families = max((report.get("pair_clusters") or {}).get(name, {}).values(), default=0)
+                families = max((report_value(snapshot, "pair_clusters", name) or {}).values(), default=0)
                 reason = (
                     f"no verdict yet: at most {most} common targets"
                     + (f" in {families} famil{'y' if families == 1 else 'ies'}" if families else "")

@@ -14,7 +14,14 @@ from django.db.models.fields.json import KeyTextTransform, KeyTransform
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna.ranking import protocol_view
 from comparna.rna.statistics import bootstrap_ci_mean
-from comparna.services.pages.common import cached, ci_dict, current_scores, method_directory
+from comparna.services.pages.common import (
+    cache_get,
+    cached,
+    ci_dict,
+    current_scores,
+    method_directory,
+    report_value,
+)
 from comparna.services.pages.figures import rank_history_figure
 from comparna.services.pages.ranking_status import ranking_live
 from comparna.services.pages.snapshot_data import snapshot_scores
@@ -45,6 +52,14 @@ def ranking_rows(
     first computed (normally the ones the snapshot was computed from). A page reads the rows
     :func:`store_ranking_rows` stored in the background; ``compute_only`` computes them (what it stores).
     """
+    if not compute_only and protocol in PROTOCOLS:
+        # stored in the background under the protocol they show (store_ranking_rows): read without the report
+        found = cache_get(f"ranking-rows:{snapshot.pk}:{protocol}")
+        if found is None:
+            found = RankingRows.objects.filter(snapshot=snapshot, protocol=protocol).values_list(
+                "rows", flat=True).first()
+        if found is not None:
+            return found
     view, shown = snapshot_view(snapshot, protocol)
 
     def compute() -> list[dict]:
@@ -285,7 +300,7 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
         if subset is None:
             continue
         for definition in subset.definitions()[:1]:
-            snap = subset.rankings.filter(definition=definition).first()
+            snap = subset.rankings.filter(definition=definition).defer("report").first()  # read in parts
             if snap is not None:
                 out.append(
                     {
@@ -293,7 +308,7 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
                         "subset": subset,
                         "snapshot": snap,
                         "rows": ranked_rows(ranking_rows(snap))[:top],
-                        "common_targets": snap.report.get("common_targets_ranked"),
+                        "common_targets": report_value(snap, "common_targets_ranked"),
                         "live": ranking_live(snap),
                     }
                 )
