@@ -8,7 +8,7 @@ run: install
 	bash scripts/run.sh
 
 test: install
-	.venv/bin/python -m pytest -p no:cacheprovider
+	.venv/bin/python -m pytest -p no:cacheprovider --durations=30
 
 lint: install
 	.venv/bin/ruff check . && .venv/bin/lint-imports
