@@ -284,7 +284,7 @@ def test_pages_hide_predictions_until_the_release_and_show_verification(settings
     assert page.status_code == 200 and "hidden until the PDB releases the structure" in page.content.decode()
     assert "BlindFoldA" not in page.content.decode()
     api = client.get("/api/predictions/", {"dataset": prerelease.BLIND_SLUG}).json()
-    assert api["count"] == 0 and client.get(f"/api/predictions/{a.pk}/").status_code == 404
+    assert api["results"] == [] and client.get(f"/api/predictions/{a.pk}/").status_code == 404
     assert client.get(f"/blind/{RELEASE}/commitment.tsv").status_code == 404  # not committed yet
     assert client.get(f"/blind/{RELEASE}/predictions.json").status_code == 404
     awaiting = client.get("/blind/awaiting/").content.decode()
@@ -307,7 +307,7 @@ def test_pages_hide_predictions_until_the_release_and_show_verification(settings
     for row in published["predictions"]:  # anyone can recompute every committed hash
         text = json.dumps(row["content"], sort_keys=True, separators=(",", ":"), ensure_ascii=True)
         assert hashlib.sha256(text.encode()).hexdigest() == lines[str(row["prediction"])]
-    assert client.get("/api/predictions/", {"dataset": prerelease.BLIND_SLUG}).json()["count"] == 2
+    assert len(client.get("/api/predictions/", {"dataset": prerelease.BLIND_SLUG}).json()["results"]) == 2
     assert "BlindFoldA" in client.get(f"/targets/{target.pk}/").content.decode()
 
     Prediction.objects.filter(pk=b.pk).update(pairs="")  # changed after the commitment

@@ -157,8 +157,8 @@ def test_tables_fit_at_1366_and_390_px(live_site, browser):
                     first_card = pg.locator(f"#{table['id']} tbody tr").first
                     first_card.screenshot(path=str(OUT / f"{name}-card-390.png"))
                 if name == "families":
-                    # the heat map: a column per scored family (of 12), readable cells; on a phone it scrolls in its
-                    # box with the method column staying in sight
+                    # the heat map: a column per scored family (of 12), readable cells; on a phone it
+                    # scrolls in its box with the method column staying in sight
                     heat = next(t for t in state["tables"] if t["id"] == "family-heatmap")
                     assert pg.locator("#family-heatmap thead th").count() >= 10  # families with scores
                     if phone and not heat["inner"]:

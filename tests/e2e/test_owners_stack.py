@@ -287,7 +287,7 @@ def test_owner_walkthrough(site, owner_image_archive, browser):
     mine = {m["name"]: m for m in api.get(base + "/api/owner/methods/", timeout=30).json()}
     assert set(mine) == set(ids) and all(m["visibility"] == "development" for m in mine.values())
     assert api.get(f"{base}/api/owner/methods/{ids['DanaCmd']}/scores/", timeout=30).json()["count"] > 0
-    assert requests.get(base + "/api/scores/?method=DanaCmd", timeout=30).json()["count"] == 0
+    assert requests.get(base + "/api/scores/?method=DanaCmd", timeout=30).json()["results"] == []
     assert "DanaCmd" not in requests.get(base + "/methods/", timeout=30).text
     assert requests.get(f"{base}/methods/{ids['DanaCmd']}/", timeout=30).status_code == 404
     # a second owner: neither sees nor acts (pages and API)
