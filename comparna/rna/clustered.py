@@ -24,6 +24,7 @@ counterpart up to floating-point summation order.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ __all__ = [
     "EQUIVALENCE_CONFIDENCE",
     "Clusters",
     "cluster_codes",
+    "select_clusters",
     "cluster_bootstrap_means",
     "cluster_bootstrap_ci_mean",
     "cluster_paired_bootstrap",
@@ -89,6 +91,20 @@ def cluster_codes(labels: Sequence[str] | np.ndarray) -> Clusters:
         raise ValueError("no targets")
     sizes = np.bincount(codes, minlength=names.size)
     return Clusters(codes.astype(np.int64), tuple(str(x) for x in names), sizes)
+
+
+def select_clusters(clusters: Clusters, mask: np.ndarray) -> Clusters:
+    """The clusters of the targets ``mask`` selects, numbered as :func:`cluster_codes` numbers their labels
+    (the same as ``cluster_codes`` of the selected labels, without sorting strings again)."""
+    g = clusters.codes[mask]
+    sizes = np.bincount(g, minlength=clusters.count)
+    here = np.flatnonzero(sizes)
+    local = np.cumsum(sizes > 0) - 1
+    if here.size > 1:
+        labels = operator.itemgetter(*here)(clusters.labels)
+    else:
+        labels = tuple(clusters.labels[k] for k in here)
+    return Clusters(local[g], labels, sizes[here])
 
 
 def _clusters(clusters: Clusters | Sequence[str] | np.ndarray, n: int) -> Clusters:
@@ -206,16 +222,23 @@ def cluster_paired_bootstrap(
 
 
 def cluster_paired_t_test(
-    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, clusters: Clusters | Sequence[str]
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    clusters: Clusters | Sequence[str],
+    *,
+    with_p: bool = True,
 ):
     """Cluster-robust two-sided paired t-test of a − b (CR1 variance, C − 1 degrees of freedom).
+
+    ``with_p=False`` leaves the p-value NaN for a caller that computes many at once
+    (:func:`comparna.rna.statistics.t_pvalues`).
 
     Returns
     -------
     comparna.rna.statistics.TTest
         ``df`` = C − 1. NaN statistic and p-value with fewer than two clusters or zero variance and zero mean.
     """
-    from comparna.rna.statistics import TTest
+    from comparna.rna.statistics import TTest, t_pvalues
 
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     c = _clusters(clusters, d.size)
@@ -226,7 +249,7 @@ def cluster_paired_t_test(
     se = cluster_standard_error(d, c)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = mean / se
-    p = 2 * sps.t.sf(abs(t), k - 1) if not np.isnan(t) else np.nan
+    p = t_pvalues(t, k - 1) if with_p else np.nan
     return TTest(float(t), float(p), k - 1, float(mean))
 
 
@@ -376,6 +399,10 @@ def sign_flip_pvalue(sums: np.ndarray, *, budget: int = EXACT_BUDGET) -> tuple[f
     of a random subset of the |S_c| (the recursion of the Wilcoxon null distribution with weights |S_c|
     instead of 1 … n). p = P(|T*| ≥ |T|). Beyond both, the normal approximation with the exact permutation
     variance Σ S_c² is used (Rosner, Glynn & Lee 2006).
+
+    For C ≤ 20 both exact computations give the same float (a count of flips over 2^C: every probability
+    of the convolution is a multiple of 2^−C, exact in float64, and so is every sum of them), so the cheaper
+    one is used: the convolution when C × Σ|S_c| is below 4 · 2^C (few targets), else the enumeration.
     """
     s = np.asarray(sums, dtype=np.int64)
     a = np.abs(s[s != 0])
@@ -384,6 +411,8 @@ def sign_flip_pvalue(sums: np.ndarray, *, budget: int = EXACT_BUDGET) -> tuple[f
         return float("nan"), "exact"
     total = int(a.sum())
     if a.size <= ENUMERATE_CLUSTERS:
+        if a.size * total <= 4 * 2**a.size:
+            return _convolution_pvalue(a, abs(t)), "exact"
         return _enumerated_pvalue(a, abs(t)), "exact"
     if a.size * total <= budget:
         return _convolution_pvalue(a, abs(t)), "exact"
@@ -406,11 +435,16 @@ def _convolution_pvalue(weights: np.ndarray, observed: int) -> float:
 
 
 def _enumerated_pvalue(weights: np.ndarray, observed: int) -> float:
-    """P(|Σ ±w_c| ≥ observed) over all 2^C sign vectors, enumerated in blocks (exact integer arithmetic)."""
+    """P(|Σ ±w_c| ≥ observed) over all 2^C sign vectors, enumerated in blocks (exact integer arithmetic).
+
+    The 2^16 sums of signs on the first 16 weights are built by doubling (each weight splits every sum in
+    ±w), then each sign vector of the other weights (at most 2^4) offsets them all.
+    """
     c = weights.size
     low = min(c, 16)
-    bits = ((np.arange(2**low)[:, None] >> np.arange(low)) & 1).astype(np.int64) * 2 - 1  # (2^low, low)
-    low_sums = bits @ weights[:low]
+    low_sums = np.zeros(1, dtype=np.int64)
+    for w in weights[:low].tolist():
+        low_sums = np.concatenate((low_sums - w, low_sums + w))
     high = c - low
     hits = 0
     for prefix in range(2**high):

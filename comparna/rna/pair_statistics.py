@@ -24,15 +24,15 @@ import numpy as np
 from comparna.rna.clustered import (
     EQUIVALENCE_CONFIDENCE,
     EQUIVALENCE_DELTA,
-    Clusters,
     _multiplicities,
     cluster_codes,
     cluster_paired_t_test,
     equivalence_verdict,
+    select_clusters,
 )
 from comparna.rna.metrics import mcc_from_arrays
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable
-from comparna.rna.statistics import paired_t_test
+from comparna.rna.statistics import paired_t_test_of, t_pvalues
 
 __all__ = ["PAIR_RESAMPLES", "pairwise_statistics"]
 
@@ -90,15 +90,6 @@ def _restricted_mccs(table: CountsTable, codes, draws: np.ndarray):
         yield j, mcc_from_arrays(tp, fn, fp_net, 0, tn).T
 
 
-def _pair_clusters(codes, common: np.ndarray) -> Clusters:
-    """The clusters of a pair's common targets, numbered as :func:`cluster_codes` numbers their labels."""
-    g = codes.codes[common]
-    sizes = np.bincount(g, minlength=codes.count)
-    here = np.flatnonzero(sizes)
-    local = np.cumsum(sizes > 0) - 1
-    return Clusters(local[g], tuple(codes.labels[k] for k in here), sizes[here])
-
-
 def pairwise_statistics(
     table: CountsTable,
     clusters: Sequence[str],
@@ -138,11 +129,13 @@ def pairwise_statistics(
     pooled = (present.astype(np.float64) @ masked.transpose(1, 0, 2).reshape(len(table.targets), -1)).reshape(
         len(names), len(names), len(COUNT_FIELDS)
     )
+    pooled_mcc = mcc_from_arrays(*np.moveaxis(pooled, -1, 0))  # pooled_mcc[j, i]: MCC of pooled[j, i]
     draws = None
     if codes is not None and resamples > 0:
         draws = np.concatenate(list(_multiplicities(np.random.default_rng(seed), codes.count, resamples)))
     tail = 100 * (1 - confidence) / 2
     out: dict[str, dict[str, dict]] = {}
+    tests = []  # (entry, t-test, clustered t-test): their p-values are computed together below
     for x, i in enumerate(order):
         for j in order[x + 1 :]:
             n = int(n_common[i, j])
@@ -150,20 +143,27 @@ def pairwise_statistics(
             if n >= 3:
                 common = present[i] & present[j]
                 a, b = per_target_mcc[i, common], per_target_mcc[j, common]
-                t = paired_t_test(a, b)
-                ct = cluster_paired_t_test(a, b, _pair_clusters(codes, common))
-                entry["paired"] = {
-                    "t": _finite(t.statistic), "df": t.df, "pvalue": _finite(t.pvalue),
-                    "mean_difference": t.mean_difference,
-                    "t_clustered": _finite(ct.statistic), "df_clustered": ct.df,
-                    "pvalue_clustered": _finite(ct.pvalue), "clusters": ct.df + 1,
-                }
+                t = paired_t_test_of(a - b, with_p=False)
+                ct = cluster_paired_t_test(a, b, select_clusters(codes, common), with_p=False)
+                tests.append((entry, t, ct))
             out.setdefault(names[i], {})[names[j]] = entry
+    if tests:
+        p = t_pvalues([t.statistic for _, t, _ in tests], [t.df for _, t, _ in tests]).tolist()
+        # the clustered test of one cluster has no p-value (NaN statistic, df 0)
+        cp = t_pvalues([ct.statistic for _, _, ct in tests], [max(ct.df, 1) for _, _, ct in tests]).tolist()
+        for (entry, t, ct), pv, cpv in zip(tests, p, cp, strict=True):
+            entry["paired"] = {
+                "t": _finite(t.statistic), "df": t.df, "pvalue": _finite(pv),
+                "mean_difference": t.mean_difference,
+                "t_clustered": _finite(ct.statistic), "df_clustered": ct.df,
+                "pvalue_clustered": _finite(cpv), "clusters": ct.df + 1,
+            }
     if draws is not None:
         # the bootstrap of every pair (i, j), i before j by name: i's side restricted to j's targets (computed
         # at j) minus j's side restricted to i's (computed at i); the earlier side waits in `pending`
         pending: dict[tuple[int, int], np.ndarray] = {}
         for j, mcc in _restricted_mccs(table, codes, draws):
+            done, diffs = [], []
             for i in range(len(names)):
                 if i == j or n_common[i, j] < 1:
                     continue
@@ -173,16 +173,19 @@ def pairwise_statistics(
                 other = pending.pop((j, i))  # j's side, restricted to i's targets
                 first, second = (i, j) if rank[i] < rank[j] else (j, i)
                 side = {i: mcc[i], j: other}
-                diff = side[first] - side[second]
-                low, high = (float(v) for v in np.percentile(diff, [tail, 100 - tail]))
-                estimate = float(
-                    mcc_from_arrays(*pooled[second, first]) - mcc_from_arrays(*pooled[first, second])
-                )
+                done.append((first, second))
+                diffs.append(side[first] - side[second])
+            if not done:
+                continue
+            # row-wise percentiles: the same partition and interpolation as one pair at a time
+            lows, highs = np.percentile(np.array(diffs), [tail, 100 - tail], axis=1)
+            for (first, second), low, high in zip(done, lows.tolist(), highs.tolist(), strict=True):
+                estimate = float(pooled_mcc[second, first] - pooled_mcc[first, second])
                 common = present[first] & present[second]
                 out[names[first]][names[second]]["equivalence"] = {
                     "estimate": estimate, "low": low, "high": high,
                     "verdict": equivalence_verdict(low, high, delta),
-                    "clusters": int(np.unique(codes.codes[common]).size),
+                    "clusters": int(np.count_nonzero(np.bincount(codes.codes[common]))),
                 }
     return {
         "pairs": out,

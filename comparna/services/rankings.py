@@ -14,6 +14,7 @@ from django.db import IntegrityError, connection, transaction
 
 from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna import metrics, thresholds
+from comparna.rna.clustered import Clusters, cluster_codes, select_clusters
 from comparna.rna.metric_registry import POOLED, engine_counts, pooled_scores
 from comparna.rna.pair_statistics import pairwise_statistics
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
@@ -115,13 +116,26 @@ def _query_table(subset: Subset, definition: str, targets: list[tuple]) -> tuple
     return CountsTable(tuple(methods), tuple(sid for _, sid, _ in targets), counts, present), fingerprints
 
 
-def _fetch_int_rows(queryset, width: int) -> np.ndarray:
-    """The rows of an integer ``values_list`` queryset as an (n, width) int64 array (one raw fetch)."""
+def _fetch_int_rows(queryset, width: int, *, block: int = 100_000) -> np.ndarray:
+    """The rows of an integer ``values_list`` queryset as an (n, width) int64 array, fetched and converted
+    ``block`` rows at a time: on PostgreSQL through a server-side cursor, so that neither the client library
+    nor Python ever holds millions of rows at once."""
     sql, params = queryset.query.sql_with_params()
-    with connection.cursor() as cursor:
+    parts = [np.zeros((0, width), dtype=np.int64)]
+
+    def read(cursor) -> None:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    return np.array(rows, dtype=np.int64).reshape(len(rows), width)
+        while rows := cursor.fetchmany(block):
+            parts.append(np.array(rows, dtype=np.int64).reshape(len(rows), width))
+
+    if connection.vendor == "postgresql":
+        connection.ensure_connection()
+        with transaction.atomic(), connection.connection.cursor(name="ranking_inputs") as cursor:
+            read(cursor)
+    else:
+        with connection.cursor() as cursor:
+            read(cursor)
+    return np.concatenate(parts)
 
 
 class RankingInputs:
@@ -259,20 +273,20 @@ def empty_report(*, seed: int) -> dict:
 THREADS = max(1, min(4, os.cpu_count() or 1))
 
 
-def method_intervals(table: CountsTable, i: int, *, seed: int, clusters: list[str] | None) -> dict:
+def method_intervals(table: CountsTable, i: int, *, seed: int, clusters: Clusters | None) -> dict:
     """The mean per-structure MCC of method ``i`` with its 95 % bootstrap percentile CI, target-level and
-    (with ``clusters``) family-clustered (SCIENCE.md §6): the fields :func:`compute_report` adds to the
-    method's row."""
+    (with the targets' ``clusters``) family-clustered (SCIENCE.md §6): the fields :func:`compute_report`
+    adds to the method's row."""
     own = table.counts[i][table.present[i]]
     per_target = metrics.mcc_from_arrays(*own.T) if len(own) else np.zeros(0)
     if not len(per_target):
         return {"mean_mcc": None, "mean_mcc_ci": None, "mean_mcc_small": True}
     ci = bootstrap_ci_mean(per_target, seed=seed)
     out = {"mean_mcc": ci.estimate, "mean_mcc_ci": [ci.low, ci.high], "mean_mcc_small": ci.small}
-    if clusters:
-        own_clusters = [clusters[k] for k in np.flatnonzero(table.present[i])]
+    if clusters is not None:
+        own_clusters = select_clusters(clusters, table.present[i])
         cci = bootstrap_ci_mean(per_target, seed=seed, clusters=own_clusters)
-        out.update(mean_mcc_ci_clustered=[cci.low, cci.high], clusters=len(set(own_clusters)))
+        out.update(mean_mcc_ci_clustered=[cci.low, cci.high], clusters=own_clusters.count)
     return out
 
 
@@ -289,9 +303,10 @@ def compute_report(
     computed (each method's draws come from its own generator: the result does not depend on the threads).
     """
     clusters = identity.get("clusters") or None
+    codes = cluster_codes(clusters) if clusters else None
     with ThreadPoolExecutor(max_workers=THREADS) as pool:
         intervals = [
-            pool.submit(method_intervals, table, i, seed=seed, clusters=clusters)
+            pool.submit(method_intervals, table, i, seed=seed, clusters=codes)
             for i in range(len(table.methods))
         ]
         report = (

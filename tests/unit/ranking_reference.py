@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import stats as sps
 from scipy.special import ndtr
 from scipy.stats import rankdata
 
@@ -22,7 +23,7 @@ from comparna.rna.clustered import (
     Clusters,
     _clusters,
     cluster_codes,
-    cluster_paired_t_test,
+    cluster_standard_error,
     clustered_signed_rank_test,
     equivalence_verdict,
 )
@@ -44,7 +45,7 @@ from comparna.rna.ranking import (
     per_target_mcc,
     target_conventions,
 )
-from comparna.rna.statistics import RESAMPLES, holm_adjust, paired_t_test
+from comparna.rna.statistics import RESAMPLES, TTest, holm_adjust
 
 
 def resample_indices(rng: np.random.Generator, n: int, resamples: int, *, chunk: int = 1000):
@@ -443,3 +444,63 @@ def pairwise_statistics(
             "CompaRNA verdict stays primary"
         ),
     }
+
+
+def _enumerated_pvalue(weights: np.ndarray, observed: int) -> float:
+    """P(|Σ ±w_c| ≥ observed) over all 2^C sign vectors, enumerated in blocks (exact integer arithmetic)."""
+    c = weights.size
+    low = min(c, 16)
+    bits = ((np.arange(2**low)[:, None] >> np.arange(low)) & 1).astype(np.int64) * 2 - 1  # (2^low, low)
+    low_sums = bits @ weights[:low]
+    high = c - low
+    hits = 0
+    for prefix in range(2**high):
+        signs = np.array([1 if (prefix >> k) & 1 else -1 for k in range(high)], dtype=np.int64)
+        offset = int(signs @ weights[low:]) if high else 0
+        hits += int((np.abs(low_sums + offset) >= observed).sum())
+    return min(1.0, hits / 2**c)
+
+
+def paired_t_test(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, clusters: Sequence[str] | None = None
+) -> TTest:
+    """Two-sided paired t-test of a − b (Student 1908; Xu et al. 2012); agrees with scipy.stats.ttest_rel.
+
+    All differences zero gives t = NaN and p = NaN (as scipy); equal non-zero differences give t = ±inf and
+    p = 0. With ``clusters``, the cluster-robust test (:func:`comparna.rna.clustered.cluster_paired_t_test`).
+    """
+    if clusters is not None:
+        return cluster_paired_t_test(a, b, clusters)
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        raise ValueError("a paired t-test needs at least two pairs")
+    mean = d.mean()
+    se = d.std(ddof=1) / np.sqrt(n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / se
+    p = 2 * sps.t.sf(abs(t), n - 1) if not np.isnan(t) else np.nan
+    return TTest(float(t), float(p), n - 1, float(mean))
+
+
+def cluster_paired_t_test(
+    a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, clusters: Clusters | Sequence[str]
+):
+    """Cluster-robust two-sided paired t-test of a − b (CR1 variance, C − 1 degrees of freedom).
+
+    Returns
+    -------
+    comparna.rna.statistics.TTest
+        ``df`` = C − 1. NaN statistic and p-value with fewer than two clusters or zero variance and zero mean.
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    c = _clusters(clusters, d.size)
+    k = c.count
+    mean = d.mean()
+    if k < 2:
+        return TTest(float("nan"), float("nan"), k - 1, float(mean))
+    se = cluster_standard_error(d, c)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / se
+    p = 2 * sps.t.sf(abs(t), k - 1) if not np.isnan(t) else np.nan
+    return TTest(float(t), float(p), k - 1, float(mean))

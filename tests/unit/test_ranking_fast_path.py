@@ -194,3 +194,43 @@ def test_compute_report_does_not_depend_on_its_threads(monkeypatch):
         tail = 100 * (1 - 0.95) / 2
         low, high = np.percentile(means, [tail, 100 - tail])
         assert row["mean_mcc_ci"] == [float(low), float(high)]
+
+
+def test_enumerated_sign_flip_pvalue_equals_the_reference():
+    from comparna.rna.clustered import _enumerated_pvalue
+
+    rng = np.random.default_rng(9)
+    for _ in range(200):
+        weights = rng.integers(1, 400, int(rng.integers(1, 21)))
+        observed = int(rng.integers(0, weights.sum() + 2))
+        assert _enumerated_pvalue(weights, observed) == ref._enumerated_pvalue(weights, observed)
+
+
+def test_both_exact_sign_flip_pvalues_are_the_same_float_for_up_to_20_families():
+    """sign_flip_pvalue uses the cheaper of enumeration and convolution for C <= 20: they must agree."""
+    from comparna.rna.clustered import _convolution_pvalue
+
+    rng = np.random.default_rng(10)
+    for _ in range(300):
+        weights = rng.integers(1, 60, int(rng.integers(1, 21)))
+        observed = int(rng.integers(0, weights.sum() + 2))
+        assert _convolution_pvalue(weights, observed) == ref._enumerated_pvalue(weights, observed)
+
+
+def test_t_tests_equal_the_reference_including_their_edge_cases():
+    from comparna.rna.clustered import cluster_paired_t_test
+    from comparna.rna.statistics import paired_t_test
+
+    rng = np.random.default_rng(12)
+    cases = [(np.zeros(6), np.zeros(6)), (np.ones(5), np.zeros(5))]
+    cases += [(rng.random(n), rng.random(n)) for n in rng.integers(2, 300, 40)]
+    def same(new, old):
+        fields = ("statistic", "pvalue", "df", "mean_difference")
+        values = [(getattr(new, f), getattr(old, f)) for f in fields]
+        return all(x == y or (np.isnan(x) and np.isnan(y)) for x, y in values)
+
+    for a, b in cases:
+        assert same(paired_t_test(a, b), ref.paired_t_test(a, b))
+        for k in (1, 2, 7):
+            labels = [f"F{x % k}" for x in range(a.size)]
+            assert same(cluster_paired_t_test(a, b, labels), ref.cluster_paired_t_test(a, b, labels))
