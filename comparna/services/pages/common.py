@@ -164,9 +164,37 @@ def report_value(snapshot: RankingSnapshot, *path: str):
             expr = KeyTransform(key, expr)
         return RankingSnapshot.objects.filter(pk=snapshot.pk).values_list(expr, flat=True).first()
 
-    digest = hashlib.sha256(json.dumps(path).encode()).hexdigest()[:24]  # names as given, never in a key
-    found = cache_get(f"report-value:{snapshot.pk}:{digest}")
+    found = cache_get(_report_value_key(snapshot, path))
     if found is None:
         found = {"value": fetch()}
-        cache_set(f"report-value:{snapshot.pk}:{digest}", found, None)
+        cache_set(_report_value_key(snapshot, path), found, None)
     return found["value"]
+
+
+def _report_value_key(snapshot: RankingSnapshot, path: Sequence[str]) -> str:
+    # the names as given, never in a key
+    digest = hashlib.sha256(json.dumps(list(path)).encode()).hexdigest()[:24]
+    return f"report-value:{snapshot.pk}:{digest}"
+
+
+def report_values(snapshot: RankingSnapshot, *paths: Sequence[str]) -> list:
+    """:func:`report_value` of each path, those not cached yet extracted by the database in one query (the
+    report is read once, not once per value); each is then cached as :func:`report_value` caches it."""
+    keys = [_report_value_key(snapshot, path) for path in paths]
+    found = {key: cache_get(key) for key in keys}
+    missing = [(key, path) for key, path in zip(keys, paths, strict=True) if found[key] is None]
+    if missing and "report" in snapshot.get_deferred_fields():
+        exprs = {}
+        for i, (_, path) in enumerate(missing):
+            expr = "report"
+            for part in path:
+                expr = KeyTransform(part, expr)
+            exprs[f"v{i}"] = expr
+        row = RankingSnapshot.objects.filter(pk=snapshot.pk).values(**exprs).first() or {}
+        for i, (key, _) in enumerate(missing):
+            found[key] = {"value": row.get(f"v{i}")}
+            cache_set(key, found[key], None)
+    elif missing:
+        for key, path in missing:
+            found[key] = {"value": report_value(snapshot, *path)}
+    return [found[key]["value"] for key in keys]

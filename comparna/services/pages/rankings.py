@@ -12,6 +12,7 @@ from django.db.models import Func, IntegerField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 
 from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.rna import thresholds
 from comparna.rna.ranking import protocol_view
 from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services.pages.common import (
@@ -21,6 +22,7 @@ from comparna.services.pages.common import (
     current_scores,
     method_directory,
     report_value,
+    report_values,
 )
 from comparna.services.pages.figures import rank_history_figure
 from comparna.services.pages.ranking_status import ranking_live
@@ -40,6 +42,22 @@ def snapshot_view(snapshot: RankingSnapshot, protocol: str = "target") -> tuple[
     if view is not None:
         return view, view.get("protocol", protocol)
     return protocol_view(snapshot.report, "2013") or dict(snapshot.report), "2013"
+
+
+def snapshot_protocol(snapshot: RankingSnapshot, protocol: str = "target") -> tuple[dict, str]:
+    """What a page shows of :func:`snapshot_view` — ``{"protocol_label", "conventions"}`` and the protocol
+    actually shown — read from the report in parts (:func:`report_values`), never the whole report."""
+    protocol = protocol if protocol in PROTOCOLS else "target"
+    stored, label, conventions, label_2013, conventions_2013 = report_values(
+        snapshot, ("protocol",), ("protocol_label",), ("conventions",),
+        ("protocol_2013", "label"), ("protocol_2013", "conventions"),
+    )
+    if stored is None:  # stored before issue 27: its top-level verdicts are the 2013 protocol's
+        return {"protocol_label": thresholds.PROTOCOL_2013_LABEL, "conventions": conventions or {}}, "2013"
+    if protocol == "2013" and label_2013 is not None:
+        return {"protocol_label": label_2013, "conventions": conventions_2013 or {}}, "2013"
+    shown = stored if protocol == "target" else "2013"  # no 2013 view: its own, labelled 2013
+    return {"protocol_label": label, "conventions": conventions or {}}, shown
 
 
 def ranking_rows(
@@ -217,15 +235,14 @@ def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
 
     def compute() -> dict:
         directory = method_directory()
-        names = [r["method"] for r in snapshot.report.get("methods", [])]
-        verdicts = snapshot.report.get("verdicts", {})
-        common = snapshot.report.get("common_targets", {})
-        pair_stats = snapshot.report.get("pair_statistics", {}).get("pairs", {})
+        # the parts it shows, extracted by the database (the whole report is about 10 MB at 100 methods)
+        methods, verdicts, common = report_values(snapshot, ("methods",), ("verdicts",), ("common_targets",))
+        names = [r["method"] for r in methods or []]
+        verdicts, common = verdicts or {}, common or {}
+        has_equivalence, equivalences = pair_equivalences(snapshot)
 
         def equivalence(a: str, b: str) -> str | None:
-            first, second = sorted((a, b))
-            eq = pair_stats.get(first, {}).get(second, {}).get("equivalence")
-            return eq["verdict"] if eq else None
+            return equivalences.get(tuple(sorted((a, b))))
 
         rows = []
         for i, a in enumerate(names):
@@ -257,9 +274,38 @@ def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
                         }
                     )
             rows.append({"method": a, "pk": directory.get(a, {}).get("pk"), "cells": cells})
-        return {"methods": names, "rows": rows, "has_equivalence": bool(pair_stats)}
+        return {"methods": names, "rows": rows, "has_equivalence": has_equivalence}
 
     return cached(f"matrix:{snapshot.pk}", compute)
+
+
+def pair_equivalences(snapshot: RankingSnapshot) -> tuple[bool, dict[tuple[str, str], str]]:
+    """Whether the report has pair statistics, and each pair's equivalence verdict (``(first, second)`` in
+    name order), extracted by the database: the pair statistics are a quarter of a report (its 4 950 pairs'
+    intervals at 100 methods), the matrix needs one word of each."""
+    from django.db import connection
+
+    table = connection.ops.quote_name(RankingSnapshot._meta.db_table)
+    if connection.vendor == "postgresql":
+        sql = (f"SELECT a.key, b.key, b.value -> 'equivalence' ->> 'verdict' FROM {table} s "
+               "CROSS JOIN LATERAL jsonb_each(s.report -> 'pair_statistics' -> 'pairs') a "
+               "LEFT JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(a.value) = 'object' THEN a.value END) b "
+               "ON true WHERE s.id = %s "
+               "AND jsonb_typeof(s.report -> 'pair_statistics' -> 'pairs') = 'object'")
+    elif connection.vendor == "sqlite":
+        sql = (f"SELECT a.key, b.key, json_extract(b.value, '$.equivalence.verdict') FROM {table} s "
+               "JOIN json_each(s.report, '$.pair_statistics.pairs') a "
+               "LEFT JOIN json_each(CASE WHEN a.type = 'object' THEN a.value END) b "
+               "WHERE s.id = %s AND json_type(s.report, '$.pair_statistics.pairs') = 'object'")
+    else:  # another database: the part of the report, read whole
+        pairs = report_value(snapshot, "pair_statistics", "pairs") or {}
+        out = {(a, b): (stats.get("equivalence") or {}).get("verdict")
+               for a, seconds in pairs.items() for b, stats in (seconds or {}).items()}
+        return bool(pairs), {k: v for k, v in out.items() if v}
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [snapshot.pk])
+        found = cursor.fetchall()
+    return bool(found), {(a, b): verdict for a, b, verdict in found if b is not None and verdict}
 
 
 class JSONArrayLength(Func):
