@@ -769,8 +769,8 @@ class PairSignedRanks:
 
 #: Bits of a rank key below the rounded |d| (×1e12, at most 2·10^12 < 2^41): the target's column.
 _ROUNDED_BITS = 41
-#: Elements (pairs × targets) per block of :func:`pair_signed_ranks`: bounds its memory to ~100 MB.
-_PAIR_BLOCK = 1 << 20
+#: Elements (pairs × targets) per block of :func:`pair_signed_ranks`: bounds its memory to ~50 MB.
+_PAIR_BLOCK = 1 << 19
 
 
 def pair_signed_ranks(
@@ -1027,24 +1027,28 @@ def rank_intervals(
     second_of = np.zeros((len(pairs), m))
     second_of[np.arange(len(pairs)), pb] = 1.0
     for weights in _multiplicities(rng, n_codes, resamples):
-        stat = weights @ signed
-        var = weights @ squared
-        drawn = weights @ sizes
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(var > 0, stat / np.sqrt(var), 0.0)
-            mean = np.where(drawn > 0, (weights @ diffs) / drawn, 0.0)
-        p = 2 * ndtr(-np.abs(z))
+        stat_all = weights @ signed
+        var_all = weights @ squared
+        drawn_all = weights @ sizes
+        summed_all = weights @ diffs
         # never below what the exact test allows: with C distinct families in the resample, 2 / 2^C
-        distinct = ((weights > 0).astype(np.float32) @ ranked).astype(np.float64)
-        p = np.maximum(p, np.exp2(1.0 - distinct))
-        order = np.argsort(p, axis=1, kind="stable")
-        q = np.take_along_axis(p, order, axis=1) * (len(pairs) - np.arange(len(pairs)))
-        q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
-        adjusted = np.empty_like(q)
-        np.put_along_axis(adjusted, order, q, axis=1)
-        win = (adjusted < alpha) & (np.sign(mean) == np.sign(stat)) & (mean != 0)
-        wins = (win & (mean > 0)).astype(float) @ first_of + (win & (mean < 0)).astype(float) @ second_of
-        ranks.append(1 + (wins[:, None, :] > wins[:, :, None]).sum(axis=2))
+        distinct_all = ((weights > 0).astype(np.float32) @ ranked).astype(np.float64)
+        # the rest is row by row: in blocks of resamples, so that its temporaries stay small
+        for lo in range(0, weights.shape[0], 128):
+            stat, var, drawn = stat_all[lo : lo + 128], var_all[lo : lo + 128], drawn_all[lo : lo + 128]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(var > 0, stat / np.sqrt(var), 0.0)
+                mean = np.where(drawn > 0, summed_all[lo : lo + 128] / drawn, 0.0)
+            p = 2 * ndtr(-np.abs(z))
+            p = np.maximum(p, np.exp2(1.0 - distinct_all[lo : lo + 128]))
+            order = np.argsort(p, axis=1, kind="stable")
+            q = np.take_along_axis(p, order, axis=1) * (len(pairs) - np.arange(len(pairs)))
+            q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
+            adjusted = np.empty_like(q)
+            np.put_along_axis(adjusted, order, q, axis=1)
+            win = (adjusted < alpha) & (np.sign(mean) == np.sign(stat)) & (mean != 0)
+            wins = (win & (mean > 0)).astype(float) @ first_of + (win & (mean < 0)).astype(float) @ second_of
+            ranks.append(1 + (wins[:, None, :] > wins[:, :, None]).sum(axis=2))
     all_ranks = np.concatenate(ranks, axis=0)
     tail = (1 - confidence) / 2
     low = np.quantile(all_ranks, tail, axis=0, method="inverted_cdf").astype(np.int64)
