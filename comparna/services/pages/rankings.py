@@ -286,12 +286,13 @@ def pair_equivalences(snapshot: RankingSnapshot) -> tuple[bool, dict[tuple[str, 
     from django.db import connection
 
     table = connection.ops.quote_name(RankingSnapshot._meta.db_table)
-    if connection.vendor == "postgresql":
-        sql = (f"SELECT a.key, b.key, b.value -> 'equivalence' ->> 'verdict' FROM {table} s "
-               "CROSS JOIN LATERAL jsonb_each(s.report -> 'pair_statistics' -> 'pairs') a "
+    if connection.vendor == "postgresql":  # the report made a value once (a jsonb is decompressed per use)
+        sql = (f"SELECT a.key, b.key, b.value -> 'equivalence' ->> 'verdict' FROM "
+               f"(SELECT (report || '{{}}'::jsonb) #> '{{pair_statistics,pairs}}' AS p FROM {table} "
+               "WHERE id = %s OFFSET 0) s "
+               "CROSS JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(s.p) = 'object' THEN s.p END) a "
                "LEFT JOIN LATERAL jsonb_each(CASE WHEN jsonb_typeof(a.value) = 'object' THEN a.value END) b "
-               "ON true WHERE s.id = %s "
-               "AND jsonb_typeof(s.report -> 'pair_statistics' -> 'pairs') = 'object'")
+               "ON true")
     elif connection.vendor == "sqlite":
         sql = (f"SELECT a.key, b.key, json_extract(b.value, '$.equivalence.verdict') FROM {table} s "
                "JOIN json_each(s.report, '$.pair_statistics.pairs') a "
