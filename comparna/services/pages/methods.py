@@ -9,6 +9,7 @@ import json
 import time
 from collections import defaultdict
 
+from django.db import connection
 from django.db.models import Count, Exists, Max, OuterRef, Q, Sum
 from django.utils import timezone
 
@@ -264,21 +265,28 @@ def method_rankings(method: Method) -> list[dict]:
     from comparna.services.ranking_scope import is_ranked
 
     out = []
-    for subset in Subset.objects.select_related("dataset").order_by("dataset__name", "order", "slug"):
+    subsets = list(Subset.objects.select_related("dataset").order_by("dataset__name", "order", "slug"))
+    # the newest snapshot of every subset × definition, its standings: one query each, not one per ranking
+    newest = RankingSnapshot.objects.filter(subset__in=subsets).order_by(
+        "subset_id", "definition", "-computed_at", "-pk")
+    if connection.features.can_distinct_on_fields:
+        newest = newest.distinct("subset_id", "definition")
+    newest_pk: dict[tuple[int, str], int] = {}
+    for pk, subset_id, definition in newest.values_list("pk", "subset_id", "definition"):
+        newest_pk.setdefault((subset_id, definition), pk)
+    snapshots = RankingSnapshot.objects.filter(pk__in=newest_pk.values()).select_related(
+        "subset", "dataset").defer("report", "inputs").in_bulk()  # its standings are stored
+    standings = MethodStanding.objects.filter(snapshot__in=snapshots)
+    with_standings = set(standings.values_list("snapshot_id", flat=True).distinct())
+    mine_of = {x[0]: x[1:] for x in standings.filter(method=method.name).values_list(
+        "snapshot_id", "method", "protocol", "ranked", "of", "row")}
+    for subset in subsets:
         for definition in subset.definitions():
-            snap = (
-                RankingSnapshot.objects.filter(subset=subset, definition=definition)
-                .select_related("subset", "dataset")
-                .defer("report", "inputs")  # its standings are stored (store_method_standings)
-                .order_by("-computed_at", "-pk")
-                .first()
-            )
+            snap = snapshots.get(newest_pk.get((subset.pk, definition)))
             if snap is None:
                 continue
-            stored = MethodStanding.objects.filter(snapshot=snap).values_list("method", "protocol", "ranked",
-                                                                            "of", "row")
-            if stored:
-                mine = next((x for x in stored if x[0] == method.name), None)
+            if snap.pk in with_standings:
+                mine = mine_of.get(snap.pk)
                 if mine is None or not mine[4]:
                     continue
                 _, shown, ranked, of, row = mine
