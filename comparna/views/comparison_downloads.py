@@ -5,10 +5,11 @@ from __future__ import annotations
 from django.http import HttpResponse
 from django.views import View
 
+from comparna.services.pages.common import report_value
 from comparna.services.pages.comparison import comparison_csv
 from comparna.services.pages.pair_zip import pair_zip
 from comparna.snapshots.pairs import pair_csv_rows
-from comparna.views.rankings import compared_pair
+from comparna.views.rankings import being_computed, compared_pair
 
 
 class MethodComparisonZipView(View):
@@ -19,7 +20,10 @@ class MethodComparisonZipView(View):
         snap, ma, mb, comp = compared_pair(
             request, dataset=dataset, subset=subset, definition=definition, a=a, b=b
         )
-        stored = "target_sources" in snap.report  # the snapshot's own scored targets, else the live data
+        if comp is None:
+            return being_computed(ma, mb)
+        # the snapshot's own scored targets, else the live data (read by key, not the whole report)
+        stored = report_value(snap, "target_sources") is not None
         ranking = snap if stored else None
         rows = pair_csv_rows(
             dataset=snap.dataset, method_a=ma, method_b=mb, subset=snap.subset, ranking=ranking
