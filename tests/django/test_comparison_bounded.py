@@ -75,3 +75,20 @@ def test_downloads_of_a_large_pair_wait_for_the_background(client, world, monkey
     assert not [q for q in queries if SCORES_TABLE.search(q["sql"])]  # the computed comparison's rows
     response = client.get(reverse("method-comparison-zip", args=args))
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+
+
+def test_a_computed_comparison_loads_its_rows_by_their_constructor(world, monkeypatch):  # noqa: F811
+    import pickle
+
+    from comparna.rna.metric_registry import ScoreAttributes
+
+    snapshot, alpha, beta, _ = _pair(world)
+    comp = comparison.compare_methods(snapshot=snapshot, a=alpha, b=beta)
+    data = pickle.dumps(comp, pickle.HIGHEST_PROTOCOL)
+    looked_up = []
+    original = ScoreAttributes.__getattr__
+    monkeypatch.setattr(ScoreAttributes, "__getattr__",
+                        lambda self, name: looked_up.append(name) or original(self, name))
+    loaded = pickle.loads(data)
+    assert not looked_up  # no AttributeError per row (most of a large comparison's load time)
+    assert loaded.rows == comp.rows and loaded.rows[0]["a"].mcc == comp.rows[0]["a"].mcc

@@ -103,6 +103,13 @@ class TargetScore(ScoreAttributes):
     counts: dict
     scores: dict[str, float]
 
+    def __reduce__(self):
+        # rebuilt by its constructor: unpickled from its state, each row had ``__setstate__`` looked up
+        # through ScoreAttributes.__getattr__ (an AttributeError raised per row: most of the time a
+        # computed comparison of 6 745 targets took to load from the cache)
+        return (TargetScore, (self.method, self.target_id, self.source_id, self.length, self.rna_class,
+                              self.counts, self.scores))
+
 
 def current_scores(
     *,
