@@ -6,8 +6,6 @@ filter parameters), so a cached request costs one indexed query.
 
 from __future__ import annotations
 
-import math
-
 from django.db.models.fields.json import KeyTransform
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -30,6 +28,7 @@ from comparna.services.pages.common import (
 from comparna.services.pages.comparison import (
     comparison_csv,
     expected_common,
+    per_target_rows,
     ready_comparison,
 )
 from comparna.services.pages.ranking_status import ranking_live
@@ -410,7 +409,7 @@ class MethodComparisonView(TemplateView):
         if a.pk == b.pk:
             raise Http404("compare two different methods")
         # a large pair is computed by a background task on its first request; meanwhile the page says so
-        comp = ready_comparison(snapshot=snap, a=a, b=b)
+        comp = ready_comparison(snapshot=snap, a=a, b=b, page=True)  # its rows: those the page shows
         if comp is None:
             self.template_name = "comparna/compare_pending.html"
         directory = method_directory()
@@ -430,7 +429,6 @@ class MethodComparisonView(TemplateView):
             b=b,
             comp=comp,
             per_target=per_target_rows(comp.rows) if comp is not None else [],
-            per_target_limit=PER_TARGET_ROWS,
             expected_common=expected_common(snap, a.name, b.name),
             state=ranking_live(snap)["state"] if comp is not None else None,
             fp_kinds=[
@@ -479,24 +477,6 @@ class MethodComparisonPickView(View):
         return redirect(
             reverse("method-comparison", args=[dataset, subset, definition, a, b]) + f"?snapshot={snap.pk}"
         )
-
-
-#: The comparison page's per-target table shows at most this many rows (those where the two methods differ
-#: most); the CSV and the zip have them all (6 745 rows at 20 000 targets made the page a megabyte).
-PER_TARGET_ROWS = 200
-
-
-def per_target_rows(rows: list[dict]) -> list[dict]:
-    """All the comparison's rows when at most :data:`PER_TARGET_ROWS`, else the rows with the largest
-    |ΔMCC| first (a target without an MCC last)."""
-    if len(rows) <= PER_TARGET_ROWS:
-        return rows
-
-    def gap(r: dict) -> float:
-        value = abs(r["a"].mcc - r["b"].mcc)
-        return -1.0 if math.isnan(value) else value
-
-    return sorted(rows, key=lambda r: (-gap(r), r["source_id"]))[:PER_TARGET_ROWS]
 
 
 def compared_pair(request, *, dataset: str, subset: str, definition: str, a: int, b: int):

@@ -14,7 +14,6 @@ from django.urls import reverse
 from comparna import tasks
 from comparna.services.pages import comparison
 from comparna.services.rankings import rank_subset
-from comparna.views import rankings as views
 from predictors.models import Method
 from tests.django.test_ranking_honesty import world  # noqa: F401 - the fixture
 
@@ -42,7 +41,7 @@ def test_the_per_target_table_is_bounded(client, world, monkeypatch):  # noqa: F
     page = client.get(url).content.decode()
     assert 'id="per-target-note"' not in page and _tbody(page).count("<tr>") == 16  # all, as before
     comp = comparison.compare_methods(snapshot=snapshot, a=alpha, b=beta)
-    monkeypatch.setattr(views, "PER_TARGET_ROWS", 5)
+    monkeypatch.setattr(comparison, "PER_TARGET_ROWS", 5)
     cache.clear()
     page = client.get(url).content.decode()
     assert 'id="per-target-note"' in page and "The 5 targets (of 16)" in page
