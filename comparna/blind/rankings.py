@@ -25,7 +25,7 @@ from comparna.blind.models import BlindRanking, BlindScore, BlindTarget, BlindWe
 from comparna.blind.scoring import DEFINITIONS, reference_in_window, window_positions
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable
 from comparna.services.rankings import VERDICT_PROTOCOL, compute_report
-from comparna.services.uncertainty import cluster_labels, sequential_for_pair
+from comparna.services.uncertainty import cluster_labels, pair_history, sequential_verdicts
 
 CUMULATIVE = "cumulative"
 
@@ -93,21 +93,12 @@ def rank_scope(*, scope: str, definition: str, seed: int | None = None) -> tuple
         return existing, False
     report = compute_report(table, identity, seed=seed)
     if scope == CUMULATIVE:
-        history = list(
-            BlindRanking.objects.filter(scope=scope, definition=definition)
-            .order_by("computed_at", "pk")
-            .values_list("report", flat=True)
+        history = pair_history(
+            BlindRanking.objects.filter(scope=scope, definition=definition).order_by("computed_at", "pk")
         )
-        pairs = report.get("pair_statistics", {}).get("pairs", {})
-        report["sequential"] = {
-            a: {
-                b: sequential_for_pair(
-                    history=[*history, report], a=a, b=b, planned=settings.BLIND_PLANNED_TARGETS
-                )
-                for b in row
-            }
-            for a, row in pairs.items()
-        }
+        report["sequential"] = sequential_verdicts(
+            report, history=history, planned=settings.BLIND_PLANNED_TARGETS
+        )
     inputs = {**identity, "seed": seed, "conventions": report.get("conventions", {})}
     try:
         with transaction.atomic():

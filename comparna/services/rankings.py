@@ -20,7 +20,13 @@ from comparna.rna.pair_statistics import pairwise_statistics
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable, ranking_report, robustness_ranking
 from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services import ranking_scope
-from comparna.services.uncertainty import cluster_labels, is_sequential, sequential_for_pair
+from comparna.services.uncertainty import (
+    PairHistory,
+    cluster_labels,
+    is_sequential,
+    pair_history,
+    sequential_verdicts,
+)
 from predictors.models import MethodVersion, Prediction
 
 log = logging.getLogger(__name__)
@@ -344,14 +350,10 @@ def compute_report(
     return report
 
 
-def add_sequential_verdicts(report: dict, *, history: list[dict]) -> None:
-    """Group-sequential verdict of every pair (growing datasets): earlier snapshots' reports are the looks
-    before this one (SCIENCE.md §6; :mod:`comparna.services.uncertainty`)."""
-    pairs = report.get("pair_statistics", {}).get("pairs", {})
-    report["sequential"] = {
-        a: {b: sequential_for_pair(history=[*history, report], a=a, b=b) for b in row}
-        for a, row in pairs.items()
-    }
+def add_sequential_verdicts(report: dict, *, history: PairHistory) -> None:
+    """Group-sequential verdict of every pair (growing datasets): the earlier snapshots' statistics
+    (:func:`comparna.services.uncertainty.pair_history`) are the looks before this one (SCIENCE.md §6)."""
+    report["sequential"] = sequential_verdicts(report, history=history)
 
 
 def inputs_hash(identity: dict, seed: int) -> str:
@@ -377,7 +379,7 @@ def rank_subset(
     report.update(ranking_scope.scope_report(table, report, empty=empty))
     if is_sequential(subset.dataset):
         earlier = subset.rankings.filter(definition=definition).order_by("computed_at", "pk")
-        add_sequential_verdicts(report, history=list(earlier.values_list("report", flat=True)))
+        add_sequential_verdicts(report, history=pair_history(earlier))  # (t, n) per pair, no whole report
     inputs = {**identity, "seed": seed, "conventions": report.get("conventions", {})}
     try:
         with transaction.atomic():
