@@ -131,52 +131,6 @@ def cluster_bootstrap_means(
     return means[0] if x.ndim == 1 else means
 
 
-def first_distinct(
-    draws: np.ndarray, widths: np.ndarray, wanted: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The first ``wanted[r]`` distinct values of each row ``draws[r, :widths[r]]``, for many rows at once.
-
-    Parameters
-    ----------
-    draws : numpy.ndarray
-        Non-negative integers, shape (rows, W); entries at or beyond a row's width are ignored (overwritten).
-    widths, wanted : numpy.ndarray
-        Per row.
-
-    Returns
-    -------
-    (values, sizes, complete)
-        ``values``: 1-D, the selected values of row 0, then row 1, ... each in draw order; ``sizes[r]``:
-        how many values row r contributed (``wanted[r]`` for a complete row); ``complete[r]`` is False when
-        the row has fewer than ``wanted[r]`` distinct values among its real entries (it must be redrawn).
-    """
-    rows, width = draws.shape
-    wanted = np.asarray(wanted, dtype=np.int64)
-    widths = np.asarray(widths, dtype=np.int64)
-    if rows == 0 or width == 0:
-        return np.empty(0, dtype=np.intp), np.zeros(rows, dtype=np.int64), wanted == 0
-    col = np.arange(width)
-    top = int(draws.max(initial=0)) + 1
-    col_bits = max(1, (width - 1).bit_length())
-    dtype = np.int32 if (top + width) << col_bits < 2**31 else np.int64
-    values = draws.astype(dtype)
-    # padding becomes distinct sentinels above every real value, placed after the real columns, so it can
-    # neither hide a real first occurrence nor be selected by a complete row
-    padding = col[None, :] >= widths[:, None]
-    if padding.any():
-        values[padding] = (top + col[None, :].repeat(rows, axis=0))[padding].astype(dtype)
-    # one row sort of (value, column) keys: equal values end up adjacent, earliest column first
-    keys = np.sort((values << col_bits) | col.astype(dtype), axis=1)
-    sorted_values = keys >> col_bits
-    repeat_rows, repeat_cols = np.nonzero(sorted_values[:, 1:] == sorted_values[:, :-1])
-    first = np.ones(keys.shape, dtype=bool)
-    first[repeat_rows, keys[repeat_rows, repeat_cols + 1] & ((1 << col_bits) - 1)] = False
-    rank = np.cumsum(first, axis=1, dtype=np.int32)
-    complete = rank[np.arange(rows), widths - 1] >= wanted
-    first &= rank <= wanted[:, None]
-    return values[first].astype(np.intp), np.minimum(rank[:, -1], wanted), complete
-
-
 def _cluster_se(d: np.ndarray, codes: np.ndarray) -> float:
     """CR1 family-robust standard error of mean(d) (Liang & Zeger 1986); NaN with one family."""
     _, local = np.unique(codes, return_inverse=True)

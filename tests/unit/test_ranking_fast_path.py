@@ -13,7 +13,6 @@ from comparna.rna.clustered import _multiplicities, cluster_bootstrap_means
 from comparna.rna.pair_statistics import pairwise_statistics
 from comparna.rna.ranking import (
     CountsTable,
-    first_distinct,
     rank_intervals,
     ranking_report,
     target_level_ranking,
@@ -156,22 +155,6 @@ def test_bootstrap_draws_equal_the_reference(n):
         cluster_bootstrap_means(values, labels, resamples=1500, seed=2),
         ref.cluster_bootstrap_means(values, labels, resamples=1500, seed=2),
     )
-
-
-def test_first_distinct_equals_the_reference():
-    rng = np.random.default_rng(8)
-    for _ in range(20):
-        rows, width = int(rng.integers(1, 60)), int(rng.integers(1, 90))
-        top = int(rng.integers(1, 200))
-        draws = rng.integers(0, top, (rows, width))
-        widths = rng.integers(1, width + 1, rows)
-        wanted = rng.integers(0, width + 1, rows)
-        new, old = (
-            first_distinct(draws.copy(), widths, wanted),
-            ref.first_distinct(draws.copy(), widths, wanted),
-        )
-        for a, b in zip(new, old, strict=True):
-            assert_same(a, b)
 
 
 def test_compute_report_does_not_depend_on_its_threads(monkeypatch):
