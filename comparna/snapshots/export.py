@@ -289,55 +289,61 @@ def _ordered_predictions(dataset: Dataset):
     return current_predictions(dataset).order_by("method_version__method__name", "target__source_id")
 
 
+def _chunks(pks: list[int], size: int):
+    """The collected primary keys in order, ``size`` at a time."""
+    for start in range(0, len(pks), size):
+        yield pks[start : start + size]
+
+
 def _write_predictions(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter) -> None:
-    exported = set(ex.predictions)
     with writer.open_text("predictions/predictions.csv") as fh:
         out = csv.writer(fh, lineterminator="\n")
         out.writerow(C.names(C.PREDICTION))
-        # streamed in the collected order; one finished since then goes into the next snapshot
-        for p in _ordered_predictions(ex.dataset).select_related("method_version__method").iterator(
-            chunk_size=2000
-        ):
-            if p.pk not in exported:
-                continue
-            t = ex.by_pk[p.target_id]
-            derived = {
-                "method": p.method_version.method.name,
-                "fingerprint": p.method_version.fingerprint,
-                "target": t.source_id,
-                "dot_bracket": _dot_bracket_of(p, t),
-            }
-            out.writerow([c.cell(p) if c.field else derived[c.name] for c in C.PREDICTION])
-            counter.step("predictions")
+        # in the collected order, a chunk of rows per query read whole before anything is written: no
+        # statement stays open across the progress updates (on SQLite an open read beside a write is
+        # "database is locked", and in rollback-journal mode it holds every worker's commit back)
+        for chunk in _chunks(ex.predictions, 2000):
+            rows = Prediction.objects.select_related("method_version__method").in_bulk(chunk)
+            for pk in chunk:
+                p = rows.get(pk)
+                if p is None:
+                    continue  # deleted since it was collected
+                t = ex.by_pk[p.target_id]
+                derived = {
+                    "method": p.method_version.method.name,
+                    "fingerprint": p.method_version.fingerprint,
+                    "target": t.source_id,
+                    "dot_bracket": _dot_bracket_of(p, t),
+                }
+                out.writerow([c.cell(p) if c.field else derived[c.name] for c in C.PREDICTION])
+                counter.step("predictions")
 
 
 def _write_scores(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter) -> None:
-    exported = set(ex.predictions)
     with writer.open_text("scores/counts.csv") as fh:
         out = csv.writer(fh, lineterminator="\n")
         out.writerow(C.names(C.SCORE))
-        # Selected by the same query as the predictions, then narrowed to the exported ones: a prediction
-        # finished since then goes into the next snapshot with its counts.
-        rows = (
-            Score.objects.filter(prediction__in=current_predictions(ex.dataset))
-            .order_by(
-                "prediction__method_version__method__name", "prediction__target__source_id", "definition"
+        # The exported predictions' scores, a chunk of predictions per query (read whole before writing, as
+        # the predictions are), in the predictions' order: chunks are runs of the collected order, sorted
+        # within by the same keys, so their concatenation is the order of one query over them all.
+        for chunk in _chunks(ex.predictions, 2000):
+            rows = list(
+                Score.objects.filter(prediction_id__in=chunk)
+                .order_by(
+                    "prediction__method_version__method__name", "prediction__target__source_id", "definition"
+                )
+                .values_list(
+                    "prediction__method_version__method__name",
+                    "prediction__method_version__fingerprint",
+                    "prediction__target__source_id",
+                    "definition",
+                    *(c.field for c in C.SCORE_VALUES),
+                )
             )
-            .values_list(
-                "prediction_id",
-                "prediction__method_version__method__name",
-                "prediction__method_version__fingerprint",
-                "prediction__target__source_id",
-                "definition",
-                *(c.field for c in C.SCORE_VALUES),
-            )
-        )
-        for prediction_id, *row in rows.iterator(chunk_size=5000):
-            if prediction_id not in exported:
-                continue
-            key, values = row[: len(C.SCORE_KEY)], row[len(C.SCORE_KEY) :]
-            out.writerow([*key, *(c.encode(v) for c, v in zip(C.SCORE_VALUES, values, strict=True))])
-            counter.step("scores")
+            for row in rows:
+                key, values = row[: len(C.SCORE_KEY)], row[len(C.SCORE_KEY) :]
+                out.writerow([*key, *(c.encode(v) for c, v in zip(C.SCORE_VALUES, values, strict=True))])
+                counter.step("scores")
 
 
 def _write_rankings(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter) -> list[dict]:

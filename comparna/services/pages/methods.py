@@ -41,7 +41,11 @@ def store_method_standings() -> int:
         ~Exists(MethodStanding.objects.filter(snapshot=OuterRef("pk")))
     ).order_by("pk")
     done = 0
-    for snap in missing.iterator(chunk_size=20):
+    # one snapshot (and its report) at a time, no statement left open across the writes below (SQLite)
+    for pk in list(missing.values_list("pk", flat=True)):
+        snap = RankingSnapshot.objects.filter(pk=pk).first()
+        if snap is None:
+            continue
         view, shown = snapshot_view(snap)
         rows = view.get("methods", [])
         of = sum(1 for r in rows if is_ranked(r))
