@@ -56,6 +56,7 @@ TEST_RUN = Step("predictors.tasks.run_test_task", queue="testrun")
 LINK_RELEASED = Step("comparna.blind.tasks.link_released_task")
 SNAPSHOT_IF_CHANGED = Step("comparna.snapshot_tasks.snapshot_if_changed_task")
 BUILD_SNAPSHOT = Step("comparna.snapshot_tasks.build_snapshot_task")
+COMPARE_METHODS = Step("comparna.tasks.compare_methods_task")
 
 #: Targets per family-assignment task: one cmscan run covers a whole batch.
 FAMILY_BATCH = 100
@@ -144,3 +145,8 @@ def test_run_requested(*, trial_id: str) -> None:
 def snapshot_reserved(*, snapshot_id: int) -> None:
     """A numbered snapshot was reserved: build its archive in the background."""
     send_after_commit(BUILD_SNAPSHOT, [(snapshot_id,)])
+
+
+def comparison_requested(*, snapshot_id: int, a_id: int, b_id: int) -> None:
+    """A comparison page asked for a pair too large to compare in a request: computed in the background."""
+    send_after_commit(COMPARE_METHODS, [(snapshot_id, a_id, b_id)])

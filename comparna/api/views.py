@@ -11,25 +11,30 @@ import re
 
 from django.core.cache import cache
 from django.db.models import Count, F, OuterRef, Prefetch, Q, Subquery
-from django.db.models.fields.json import KeyTransform
 from django.http import HttpResponse
 from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.fields import DateTimeField
 from rest_framework.pagination import CursorPagination, PageNumberPagination
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from comparna.api import serializers as s
+from comparna.api.snapshot_data import (
+    CACHE_PREFIX,
+    pair_extras,
+    snapshot_data,
+    snapshot_data_by_pk,
+    snapshot_summaries,
+    with_summary_fields,
+)
 from comparna.blind.embargo import embargoed
 from comparna.models import Dataset, RankingSnapshot, Score, Subset, Target
 from comparna.params import ID_PATTERN, ascii_int
 from predictors.models import Method, MethodVersion, Prediction
 
-CACHE_PREFIX = "comparna:api:v1"
 ID_RE = re.compile(r"[0-9]{1,18}")
 
 
@@ -336,106 +341,6 @@ class ScoreViewSet(ReadOnly):
         if (v := parse_int(self.q("target"), "target")) is not None:
             qs = qs.filter(prediction__target_id=v)
         return qs
-
-
-def pair_extras(report: dict, a: str, b: str) -> dict:
-    """Equivalence and group-sequential verdict of a − b stored with the snapshot (null when absent)."""
-    first, second, sign = (a, b, 1.0) if a < b else (b, a, -1.0)
-    stats = report.get("pair_statistics", {})
-    eq = stats.get("pairs", {}).get(first, {}).get(second, {}).get("equivalence")
-    seq = report.get("sequential", {}).get(first, {}).get(second)
-    difference = None
-    if eq is not None:
-        low, high = sign * eq["low"], sign * eq["high"]
-        difference = {"estimate": sign * eq["estimate"], "low": min(low, high), "high": max(low, high),
-                      "delta": stats.get("delta")}
-    return {
-        "equivalence": eq["verdict"] if eq else None,
-        "mcc_difference": difference,
-        "sequential_verdict": seq["verdict"] if seq else None,
-    }
-
-
-def _immutable_data(snapshot: RankingSnapshot) -> dict:
-    """The serialised snapshot, cached for ever under its pk (snapshots are immutable)."""
-    key = f"{CACHE_PREFIX}:snapshot:{snapshot.pk}"
-    data = cache.get(key)
-    if data is None:
-        data = s.RankingSnapshotSerializer(snapshot).data
-        cache.set(key, data, None)
-    return data
-
-
-def snapshot_state(pk: int, snapshot: RankingSnapshot | None = None) -> dict:
-    """Whether the snapshot is settled, with the definition's link — what changes while a snapshot stays the
-    same, so it is added to the immutable data on every answer (the ranking page's 30-second cache)."""
-    from comparna.services.pages.common import cache_get
-    from comparna.services.pages.ranking_status import ranking_live
-    from comparna.services.pages.rankings import state_fields
-
-    live = cache_get(f"ranking-live:{pk}")
-    if live is None:
-        if snapshot is None:
-            snapshot = RankingSnapshot.objects.select_related("dataset", "subset").get(pk=pk)
-        live = ranking_live(snapshot)
-    return state_fields(live["state"])
-
-
-def snapshot_data(snapshot: RankingSnapshot) -> dict:
-    """The serialised snapshot plus its current settled / provisional state."""
-    return {**_immutable_data(snapshot), **snapshot_state(snapshot.pk, snapshot)}
-
-
-def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
-    """The list's entries of ``snapshots`` (fetched with :func:`with_summary_fields`): each method's main
-    columns and the state, not the whole report; the immutable part cached for ever under the pk."""
-    from django.urls import reverse
-
-    from comparna.services.pages.common import cache_get
-    from comparna.services.pages.rankings import state_fields
-    from comparna.services.progress import ranking_state
-
-    out = []
-    for snap in snapshots:
-        key = f"{CACHE_PREFIX}:summary:{snap.pk}"
-        data = cache.get(key)
-        if data is None:
-            data = {
-                "id": snap.pk,
-                "url": reverse("api-ranking-detail", args=[snap.pk]),
-                "dataset": snap.dataset.slug,
-                "subset": snap.subset.slug,
-                "definition": snap.definition,
-                "computed_at": DateTimeField().to_representation(snap.computed_at),
-                "seed": snap.seed,
-                "inputs_hash": snap.inputs_hash,
-                "protocol": snap.summary_protocol or "2013",
-                "clusters": snap.summary_clusters,
-                "methods": [
-                    {k: r[k] for k in s.SUMMARY_ROW_KEYS if k in r} for r in snap.summary_methods or []
-                ],
-            }
-            cache.set(key, data, None)
-        live = cache_get(f"ranking-live:{snap.pk}")  # the ranking page's, when cached; else the state only
-        out.append({**data, **state_fields(live["state"] if live else ranking_state(snap))})
-    return out
-
-
-def with_summary_fields(qs):
-    """``qs`` without the reports and inputs, with the report's protocol, clusters and rows (the database
-    extracts them)."""
-    return qs.defer("report", "inputs").annotate(
-        summary_protocol=KeyTransform("protocol", "report"),
-        summary_clusters=KeyTransform("clusters", "report"),
-        summary_methods=KeyTransform("methods", "report"),
-    )
-
-
-def snapshot_data_by_pk(pk: int) -> dict:
-    data = cache.get(f"{CACHE_PREFIX}:snapshot:{pk}")
-    if data is None:
-        return snapshot_data(RankingSnapshot.objects.select_related("dataset", "subset").get(pk=pk))
-    return {**data, **snapshot_state(pk)}
 
 
 LATEST_TTL_S = 30

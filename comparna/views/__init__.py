@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from comparna.views.comparison import (
+    MethodComparisonCsvView,
+    MethodComparisonPickView,
+    MethodComparisonView,
+)
 from comparna.views.comparison_downloads import MethodComparisonZipView
 from comparna.views.methods import MethodDetailView, MethodListView, MethodPredictionsView
 from comparna.views.rankings import (
     DatasetRankingView,
-    MethodComparisonCsvView,
-    MethodComparisonPickView,
-    MethodComparisonView,
     RankingDownloadView,
     RankingIndexView,
     RankingMatrixView,

@@ -9,7 +9,7 @@ from comparna.services.pages.common import report_value
 from comparna.services.pages.comparison import comparison_csv
 from comparna.services.pages.pair_zip import pair_zip
 from comparna.snapshots.pairs import pair_csv_rows
-from comparna.views.rankings import being_computed, compared_pair
+from comparna.views.comparison import being_computed, compared_pair
 
 
 class MethodComparisonZipView(View):

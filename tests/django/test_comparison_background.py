@@ -13,7 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from comparna import tasks
+from comparna import pipeline, tasks
 from comparna.services.pages import comparison
 from comparna.services.rankings import rank_subset
 from predictors.models import Method
@@ -37,7 +37,7 @@ def test_a_large_pair_is_computed_in_the_background_then_shown(client, world, mo
     cache.clear()
     queued = []
     monkeypatch.setattr(comparison, "REQUEST_LIMIT", 5)  # 16 common targets: "large" here
-    monkeypatch.setattr(tasks.compare_methods_task, "delay", lambda *args: queued.append(args))
+    monkeypatch.setattr(pipeline, "comparison_requested", lambda **kw: queued.append(tuple(kw.values())))
     with CaptureQueriesContext(connection) as queries:
         response = client.get(url)
     page = response.content.decode()
@@ -62,7 +62,7 @@ def test_a_large_pair_is_computed_in_the_background_then_shown(client, world, mo
 def test_a_small_pair_is_computed_in_the_request(client, world, monkeypatch):  # noqa: F811
     snapshot, _ = rank_subset(subset=world["all"], definition="extended")
     alpha, beta = Method.objects.get(name="Alpha"), Method.objects.get(name="Beta")
-    monkeypatch.setattr(tasks.compare_methods_task, "delay", lambda *args: pytest.fail("queued"))
+    monkeypatch.setattr(pipeline, "comparison_requested", lambda **kw: pytest.fail("queued"))
     cache.clear()
     url = reverse("method-comparison", args=[snapshot.dataset.slug, "all", "extended", alpha.pk, beta.pk])
     page = client.get(url).content.decode()

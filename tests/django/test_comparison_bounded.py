@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from comparna import tasks
+from comparna import pipeline, tasks
 from comparna.services.pages import comparison
 from comparna.services.rankings import rank_subset
 from predictors.models import Method
@@ -59,7 +59,7 @@ def test_downloads_of_a_large_pair_wait_for_the_background(client, world, monkey
     cache.clear()
     queued = []
     monkeypatch.setattr(comparison, "REQUEST_LIMIT", 5)  # 16 common targets: "large" here
-    monkeypatch.setattr(tasks.compare_methods_task, "delay", lambda *a: queued.append(a))
+    monkeypatch.setattr(pipeline, "comparison_requested", lambda **kw: queued.append(tuple(kw.values())))
     for name in ("method-comparison-csv", "method-comparison-zip"):
         with CaptureQueriesContext(connection) as queries:
             response = client.get(reverse(name, args=args))

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import csv
 import io
-import logging
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from comparna import pipeline
 from comparna.models import RankingSnapshot
 from comparna.rna import statistics, thresholds
 from comparna.rna.clustered import pooled_mcc_difference
@@ -232,13 +232,9 @@ def ready_comparison(
     from comparna.services.pages.common import CACHE_PREFIX
 
     if cache.add(f"{CACHE_PREFIX}:{_key(snapshot, a, b)}:queued", 1, 600):  # queued once per 10 minutes
-        from comparna.tasks import compare_methods_task
-
-        try:
-            compare_methods_task.delay(snapshot.pk, a.pk, b.pk)
-        except Exception:  # no broker: the page still answers, the next request queues it again
-            cache.delete(f"{CACHE_PREFIX}:{_key(snapshot, a, b)}:queued")
-            logging.getLogger(__name__).exception("could not queue the comparison")
+        # sent by name (comparna.pipeline): a broker that cannot be reached is logged there, and the page
+        # queues the pair again after 10 minutes
+        pipeline.comparison_requested(snapshot_id=snapshot.pk, a_id=a.pk, b_id=b.pk)
     return None
 
 
