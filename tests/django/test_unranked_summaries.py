@@ -43,3 +43,31 @@ def test_unranked_subset_pooled_scores_are_background_work(client, world):  # no
     assert expected.methods
     for m in expected.methods:
         assert f"<tr><td>{m.method}</td><td class=\"num\">{m.mcc:.3f}</td>" in page
+
+
+def test_dataset_page_shows_each_subsets_first_rows_and_links_the_rest(client, world, monkeypatch):  # noqa: F811
+    """An overview: each subset's table holds its first OVERVIEW_ROWS methods by rank, and says how many
+    there are with the link to the full table (at 100 methods × 20 subsets all rows took a second)."""
+    from comparna.views import rankings as views
+
+    snapshot, _ = rank_subset(subset=world["all"], definition="extended")
+    tallies.refresh_tallies()
+    store_ranking_rows()
+    ranked = [m["method"] for m in snapshot.report["methods"] if m.get("wins", 0) + m.get("losses", 0)
+              + m.get("draws", 0) > 0]
+    assert len(ranked) >= 2
+    url = reverse("dataset-rankings", args=[world["all"].dataset.slug])
+    section = re.compile(r'<section class="subset" id="all-extended">(.*?)</section>', re.S)
+
+    def shown() -> tuple[list[str], str]:
+        cache.clear()
+        html = section.search(client.get(url).content.decode()).group(1)
+        return re.findall(r'<tr data-method="([^"]+)">', html), html
+
+    everything, html = shown()
+    assert "more-methods" not in html and everything == ranked
+    monkeypatch.setattr(views, "OVERVIEW_ROWS", 1)
+    first, html = shown()
+    assert first == everything[:1]
+    assert f"The first 1 of {len(everything)} methods" in html
+    assert reverse("subset-rankings", args=[world["all"].dataset.slug, "all", "extended"]) in html

@@ -34,10 +34,9 @@ def test_api_never_fails_and_conforms_to_its_schema(case, site):
 # endpoint gets non-ASCII digits, huge numbers, NUL and friends; the snapshot download gets odd Range headers.
 # No response may be a server error.
 
-ODD = [
-    "²", "٣", "１", "-1", "0", "9" * 18, "9" * 19, "9" * 5000, "1e3", "%00", "%C2%B2", "a%20b", "..", "é",
-    "x" * 300, "2024-02-30", "0000-00-00",
-]
+# One value of each kind that broke a parser (non-ASCII digits, sign, overflow, huge, NUL, traversal, long
+# text, impossible date); more of one kind added minutes to the test (154 s) without a failure of its own.
+ODD = ["²", "٣", "１", "-1", "9" * 19, "9" * 5000, "%00", "..", "x" * 300, "2024-02-30"]
 # Query parameters get the ones that broke parsers (fewer: there are many more parameters than path parts).
 ODD_QUERY = ["²", "٣", "-1", "9" * 19, "9" * 5000, "\x00", "", "x" * 300, "2024-13-45"]
 GOOD = {
