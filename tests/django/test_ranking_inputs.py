@@ -13,19 +13,10 @@ from comparna.models import Subset
 from comparna.services.rankings import RankingInputs, rank_subset, recompute_rankings, subset_inputs
 from comparna.services.scoring import score_prediction
 from predictors.models import Method, MethodVersion, Prediction
+from tests.django.test_rankings import random_db
 from tests.factories import make_dataset, make_method_version, make_prediction, make_target
 
 pytestmark = pytest.mark.django_db
-
-
-def random_db(rng: random.Random, n: int) -> str:
-    chars = ["."] * n
-    for _ in range(n // 6):
-        i = rng.randrange(0, n - 4)
-        j = rng.randrange(i + 4, n)
-        if chars[i] == "." and chars[j] == "." and all(c == "." for c in chars[i : j + 1]):
-            chars[i], chars[j] = "(", ")"
-    return "".join(chars)
 
 
 @pytest.fixture
