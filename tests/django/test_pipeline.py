@@ -86,7 +86,7 @@ def test_every_step_is_a_registered_task_with_the_queue_the_pipeline_uses():
 
     app.loader.import_default_modules()
     steps = [v for v in vars(pipeline).values() if isinstance(v, pipeline.Step)]
-    assert len(steps) == 8
+    assert len(steps) == 9
     for step in steps:
         task = app.tasks[step.task]  # KeyError: a step names a task that does not exist
         assert (task.queue or "default") == step.queue, step
