@@ -81,15 +81,6 @@
       var source = document.getElementById(div.getAttribute("data-figure") + "-json");
       if (!source) return;
       var figure = JSON.parse(source.textContent);
-      var trace = figure.data && figure.data[0];
-      if (trace && trace.type === "heatmap" && trace.x && div.parentNode) {
-        // a heat map keeps readable cells: at least 40 px a column, scrolling in its own box when narrower
-        div.style.minWidth = (220 + 40 * trace.x.length) + "px";
-        var box = document.createElement("div");
-        box.className = "scroll heatmap-scroll";
-        div.parentNode.insertBefore(box, div);
-        box.appendChild(div);
-      }
       window.Plotly.newPlot(div, figure.data, figure.layout, {responsive: true, displaylogo: false})
         .then(function () {
           div.classList.add("rendered");
