@@ -159,20 +159,7 @@ def method_directory() -> dict[str, dict]:
 def report_value(snapshot: RankingSnapshot, *path: str):
     """One value of the snapshot's report, extracted by the database (a report at 100 methods is about
     10 MB: loading it whole is most of a page's time); cached for ever, as the snapshot is immutable."""
-
-    def fetch():
-        if "report" not in snapshot.get_deferred_fields():
-            value = snapshot.report
-            for key in path:
-                value = value.get(key) if isinstance(value, dict) else None
-            return value
-        return _extract(snapshot, [path])[0]
-
-    found = cache_get(_report_value_key(snapshot, path))
-    if found is None:
-        found = {"value": fetch()}
-        cache_set(_report_value_key(snapshot, path), found, None)
-    return found["value"]
+    return report_values(snapshot, path)[0]
 
 
 def _report_value_key(snapshot: RankingSnapshot, path: Sequence[str]) -> str:
@@ -182,20 +169,28 @@ def _report_value_key(snapshot: RankingSnapshot, path: Sequence[str]) -> str:
 
 
 def report_values(snapshot: RankingSnapshot, *paths: Sequence[str]) -> list:
-    """:func:`report_value` of each path, those not cached yet extracted by the database in one query (the
-    report is read once, not once per value); each is then cached as :func:`report_value` caches it."""
+    """The report's value at each path, each cached for ever; those not cached yet are extracted by the
+    database in one query (the report is read once, not once per value), or walked in the report when the
+    snapshot was loaded with it."""
     keys = [_report_value_key(snapshot, path) for path in paths]
     found = {key: cache_get(key) for key in keys}
     missing = [(key, path) for key, path in zip(keys, paths, strict=True) if found[key] is None]
-    if missing and "report" in snapshot.get_deferred_fields():
-        values = _extract(snapshot, [path for _, path in missing])
+    if missing:
+        if "report" in snapshot.get_deferred_fields():
+            values = _extract(snapshot, [path for _, path in missing])
+        else:
+            values = [_walk(snapshot.report, path) for _, path in missing]
         for (key, _), value in zip(missing, values, strict=True):
             found[key] = {"value": value}
             cache_set(key, found[key], None)
-    elif missing:
-        for key, path in missing:
-            found[key] = {"value": report_value(snapshot, *path)}
     return [found[key]["value"] for key in keys]
+
+
+def _walk(report: dict, path: Sequence[str]):
+    value = report
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
 
 
 def _extract(snapshot: RankingSnapshot, paths: list[Sequence[str]]) -> list:
