@@ -132,6 +132,15 @@ def urls() -> dict[str, str]:
     return out
 
 
+def percentiles(cold: list[float], warm: list[float]) -> dict:
+    """``cold_p50_s``, ``cold_p95_s``, ``warm_p50_s``, ``warm_p95_s`` of the request times."""
+    return {
+        f"{k}_p{q}_s": float(np.percentile(v, q))
+        for k, v in (("cold", cold), ("warm", warm))
+        for q in (50, 95)
+    }
+
+
 def measure_pages(paths: dict[str, str], repeats: int) -> tuple[dict, dict]:
     """Cold (cache cleared before each request) and warm p50/p95 of every path; and the bytes of each."""
     from django.core.cache import cache
@@ -160,11 +169,7 @@ def measure_pages(paths: dict[str, str], repeats: int) -> tuple[dict, dict]:
         pages[name] = {
             "path": path,
             "bytes": len(r.content),
-            **{
-                f"{k}_p{q}_s": float(np.percentile(v, q))
-                for k, v in (("cold", cold), ("warm", warm))
-                for q in (50, 95)
-            },
+            **percentiles(cold, warm),
         }
     return pages, sizes
 
@@ -210,14 +215,7 @@ def measure_computed_comparison(path: str, repeats: int, env: dict, run) -> tupl
         warm.append(time.perf_counter() - t)
     if r.status_code != 200 or b"being computed" in r.content.lower():
         raise RuntimeError(f"computed comparison {path}: HTTP {r.status_code}, still being computed")
-    row = {"path": path, "bytes": len(r.content)}
-    row.update(
-        {
-            f"{k}_p{q}_s": float(np.percentile(v, q))
-            for k, v in (("cold", cold), ("warm", warm))
-            for q in (50, 95)
-        }
-    )
+    row = {"path": path, "bytes": len(r.content), **percentiles(cold, warm)}
     return seconds, row
 
 
