@@ -14,10 +14,13 @@ since the start, the 1-minute load, predictions finished and the rate over the l
 dataset's ``all`` subset (RNA STRAND by default) the targets every active single-sequence method has scored
 (``common``), every method's finished outcome (``finished``: ok, failed, timeout, too long, unparsable) and
 the fewest targets any method has scored, plus what the newest stored ranking of that subset says.
-With ``--until N`` it stops once the newest stored ranking of the subset ranks every method on ``>= N``
-common targets (what a visitor of the ranking page sees; the launched instance is stopped with it); the
-JSON also gives when the database first held N common targets (``common_reached_minutes``; the ranking
-follows at its next refresh).
+With ``--until N`` it stops once the newest stored ranking of the subset holds every method compared on
+``>= N`` targets all of them scored (what a visitor of the ranking page sees; the launched instance is
+stopped with it); the JSON also gives when the database first held N common targets
+(``common_reached_minutes``; the ranking follows at its next refresh) and when every method of the ranking
+also had a determined verdict on ``>= N`` common targets (``all_decided_minutes``; ``--decided`` waits for
+that too). The two differ: a method whose every pairwise test is still under-powered is in the ranking,
+listed as "not ranked yet" with its reason, until the evidence (targets and families) decides.
 
 ``--dataset`` may be given several times (issue 28: every dataset must fill early): each sample then has
 one line per dataset, ``--until`` waits for all of them, and with ``--snapshot`` also for each dataset's
@@ -97,13 +100,26 @@ def sample(dataset: str) -> dict:
     snap = subset.rankings.order_by("-computed_at").first()
     if snap is not None:
         report = snap.report or {}
+        in_report = {row["method"] for row in report.get("methods", [])}
         out["ranking"] = {
             "computed_at": snap.computed_at.isoformat(),
-            "methods": len(report.get("methods", [])),
+            "methods": len(in_report & set(methods)),
+            "common_all": common_of_all(report, methods),
             "ranked_methods": len(report.get("ranked_methods", []) or []),
             "common_targets_ranked": report.get("common_targets_ranked"),
         }
     return out
+
+
+def common_of_all(report: dict, methods: list[str]) -> int | None:
+    """The targets every one of ``methods`` had scored in a stored ranking (its per-method bitmaps): the
+    targets the ranking compares all of them on, whether or not their verdicts are determined yet."""
+    from comparna.services.ranking_scope import scored_targets
+
+    sets = [scored_targets(report, name) for name in methods]
+    if not sets or any(s is None for s in sets):
+        return None
+    return len(set.intersection(*sets))
 
 
 def load1() -> float:
@@ -118,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="With --until: also wait for each dataset's first snapshot holding predictions.")
     parser.add_argument("--interval", type=float, default=60.0, help="Seconds between samples.")
     parser.add_argument("--until", type=int, help="Stop once this many common targets are reached.")
+    parser.add_argument("--decided", action="store_true",
+                        help="With --until: also wait until every method has a determined verdict.")
     parser.add_argument("--timeout", type=float, default=3600.0, help="Stop after this many seconds.")
     parser.add_argument("--json", action="store_true", help="Print the series as one JSON object at the end.")
     parser.add_argument("--log", help="Launched command's output goes here (default: discarded).")
@@ -155,6 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         per_dataset[slug] = {
             "reached_minutes": None if until is None else first(slug, lambda s: ranked_on(s, until)),
             "common_reached_minutes": None if until is None else first(slug, lambda s: s["common"] >= until),
+            "all_decided_minutes": None if until is None else first(slug, lambda s: all_decided(s, until)),
             "snapshot_minutes": first(slug, lambda s: "snapshot" in s),
         }
     result = {"datasets": per_dataset, "until": args.until, "series": series, "cores": os.cpu_count()}
@@ -168,12 +187,24 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{slug}: the ranking had every method on {args.until} common targets after {reached} min"
                   if reached is not None else
                   f"{slug}: the ranking did not reach {args.until} common targets")
+            decided = got["all_decided_minutes"]
+            print(f"{slug}: every method with a verdict on {args.until} common targets after {decided} min"
+                  if decided is not None else f"{slug}: not every method had a verdict yet")
             print(f"{slug}: first snapshot with predictions after {got['snapshot_minutes']} min")
     return 0
 
 
 def ranked_on(s: dict, n: int) -> bool:
-    """The stored ranking ranks every method on at least ``n`` common targets."""
+    """The stored ranking holds every method, compared on at least ``n`` targets all of them scored (what
+    issue 28 asks; a method whose verdicts are all still "?" is in it, listed as not ranked yet)."""
+    rk = s.get("ranking") or {}
+    return (rk.get("common_all") or 0) >= n and (rk.get("methods") or 0) >= s["methods"]
+
+
+def all_decided(s: dict, n: int) -> bool:
+    """Beyond :func:`ranked_on`: every method also has at least one determined verdict (win, loss or draw),
+    on at least ``n`` common targets of the ranked methods. How soon depends on the statistics (alpha
+    0.001 with Holm across every pair, families as clusters), not only on the filling."""
     rk = s.get("ranking") or {}
     return (rk.get("common_targets_ranked") or 0) >= n and (rk.get("ranked_methods") or 0) >= s["methods"]
 
@@ -212,13 +243,17 @@ def loop(args, start: float, proc, series: list) -> None:
                 f"{row['minutes']:6.1f} min  load {row['load1']:5.2f}  finished {done:6d}"
                 f" ({'-' if rate is None else f'{rate:6.1f}'}/min)  queued {states.get('queued', 0):6d}"
                 f"  {slug}: common {s['common']:4d}  finished-all {s['finished']:4d}"
-                f"  fewest {s['fewest_scored']:4d}  ranking: {rk.get('common_targets_ranked', '-')} common /"
-                f" {rk.get('ranked_methods', '-')} ranked"
+                f"  fewest {s['fewest_scored']:4d}  ranking: {rk.get('methods', '-')} methods on"
+                f" {rk.get('common_all', '-')} common, {rk.get('ranked_methods', '-')} with a verdict"
+                f" (on {rk.get('common_targets_ranked', '-')})"
                 f"  snapshot: {(s.get('snapshot') or {}).get('number', '-')}",
                 file=sys.stderr, flush=True,
             )
         if args.until is not None and all(
-            ranked_on(s, args.until) and (not args.snapshot or "snapshot" in s) for s in samples.values()
+            ranked_on(s, args.until)
+            and (not args.snapshot or "snapshot" in s)
+            and (not args.decided or all_decided(s, args.until))
+            for s in samples.values()
         ):
             return
 

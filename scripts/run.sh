@@ -8,9 +8,9 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 export COMPARNA_DATA_DIR="${COMPARNA_DATA_DIR:-$PWD/var}"
 mkdir -p "$COMPARNA_DATA_DIR/logs"
-# Locally, rankings are refreshed every 5 minutes instead of nightly, so the site fills in while the
+# Locally, rankings are refreshed every 3 minutes instead of nightly, so the site fills in while the
 # predictions run (a recomputation happens only when its inputs changed).
-export COMPARNA_RANKING_INTERVAL_S="${COMPARNA_RANKING_INTERVAL_S:-300}"
+export COMPARNA_RANKING_INTERVAL_S="${COMPARNA_RANKING_INTERVAL_S:-180}"
 logs="$COMPARNA_DATA_DIR/logs"
 
 $PY manage.py migrate --noinput
