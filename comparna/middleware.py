@@ -53,9 +53,11 @@ class PublicPageCacheMiddleware:
     The key holds the scheme, host, path, query and ``Accept`` header, and the data version
     (:func:`comparna.services.pages.common.data_version`), which every background refresh (tallies, rankings,
     summaries) replaces: a cached page is never older than the last refresh, nor than ``PAGE_CACHE_S``.
-    Only requests without cookies or credentials are served or stored (a signed-in owner, staff or a token
-    sees their own pages), and only complete 200 answers that set no cookie (a page with a form sets its CSRF
-    cookie: never shared). ``PAGE_CACHE_S = 0`` turns it off.
+    Only requests without credentials and without cookies other than the CSRF one are served or stored (a
+    signed-in owner, staff or a token sees their own pages; a CSRF cookie alone, left by any page with a form,
+    identifies nobody), and only complete 200 answers that set no cookie: a page that holds a CSRF token sets
+    the cookie (Django's ``get_token``), so it is never stored and no visitor's token is shown to another.
+    ``PAGE_CACHE_S = 0`` turns it off.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
@@ -80,7 +82,7 @@ class PublicPageCacheMiddleware:
     def _cacheable_request(request: HttpRequest) -> bool:
         return (
             request.method in ("GET", "HEAD")
-            and not request.COOKIES
+            and request.COOKIES.keys() <= {settings.CSRF_COOKIE_NAME}
             and "HTTP_AUTHORIZATION" not in request.META
             and not request.path.startswith(UNCACHED_PREFIXES)
         )

@@ -22,6 +22,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
 from comparna.api import serializers as s
+from comparna.api.renderers import PublicBrowsableAPIRenderer
 from comparna.api.snapshot_data import (
     CACHE_PREFIX,
     pair_extras,
@@ -114,6 +115,8 @@ class ReadOnly(viewsets.ReadOnlyModelViewSet):
     """
 
     permission_classes: list = []
+    #: JSON, or the browsable page without a CSRF cookie for anonymous visitors (kept by the page cache)
+    renderer_classes = [JSONRenderer, PublicBrowsableAPIRenderer]
     pagination_class = Pagination
     schema = AutoSchema()
     lookup_value_regex = ID_PATTERN  # ASCII digits, at most 18 (comparna.params)

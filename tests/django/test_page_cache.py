@@ -83,3 +83,90 @@ def test_off_when_zero(world):  # noqa: F811
     path = reverse("methods")
     Client().get(path)
     assert _queries(Client(), path)[0] > 0
+
+
+BROWSER = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+@override_settings(PAGE_CACHE_S=60)
+def test_the_browsable_api_is_cached_for_anonymous_visitors_and_holds_no_token(world):  # noqa: F811
+    cache.clear()
+    bump_data_version()
+    for path in ("/api/methods/", "/api/rankings/"):
+        first = Client().get(path, HTTP_ACCEPT=BROWSER)
+        assert first.status_code == 200 and first["Content-Type"].startswith("text/html")
+        # nothing in it needs a CSRF token (the endpoints only read): no token, no cookie, so it is kept
+        assert not first.cookies and '"csrfToken": ""' in first.content.decode()
+        again, body = _queries(Client(), path, HTTP_ACCEPT=BROWSER)
+        assert again == 0 and body == first.content, path
+        # the JSON answer of the same address is its own entry
+        assert Client().get(path, HTTP_ACCEPT="application/json")["Content-Type"] == "application/json"
+
+
+@override_settings(PAGE_CACHE_S=60)
+def test_a_csrf_cookie_alone_is_anonymous_but_no_token_or_signed_in_page_is_ever_shared(world):  # noqa: F811
+    from django.conf import settings
+    from django.contrib.auth.models import User
+
+    cache.clear()
+    bump_data_version()
+    path = "/api/methods/"
+    # a visitor who only carries the CSRF cookie another page's form left is served the shared page
+    with_csrf = Client()
+    with_csrf.cookies[settings.CSRF_COOKIE_NAME] = "a" * 32
+    Client().get(path, HTTP_ACCEPT=BROWSER)
+    assert _queries(with_csrf, path, HTTP_ACCEPT=BROWSER)[0] == 0
+    # a signed-in user's browsable page (their name, a CSRF token) is neither served from nor kept in it
+    cache.clear()
+    bump_data_version()
+    owner = User.objects.create_user("page-cache-owner", "o@x.org", "pw")
+    signed_in = Client()
+    signed_in.force_login(owner)
+    mine = signed_in.get(path, HTTP_ACCEPT=BROWSER).content.decode()
+    assert "page-cache-owner" in mine and '"csrfToken": ""' not in mine
+    assert _queries(signed_in, path, HTTP_ACCEPT=BROWSER)[0] > 0  # never served from the cache
+    for visitor in (Client(), with_csrf):
+        page = visitor.get(path, HTTP_ACCEPT=BROWSER).content.decode()
+        assert "page-cache-owner" not in page and '"csrfToken": ""' in page
+    # a page that holds a token (a form) sets the cookie (Django's get_token): never kept, so a visitor with
+    # a CSRF cookie gets a page with a token of their own secret, never another visitor's
+    from django.middleware.csrf import CsrfViewMiddleware, get_token
+
+    calls = []
+
+    def form_page(request):
+        calls.append(request.COOKIES[settings.CSRF_COOKIE_NAME])
+        return HttpResponse(get_token(request))
+
+    stack = PublicPageCacheMiddleware(CsrfViewMiddleware(form_page))
+    for secret in ("b" * 32, "c" * 32):
+        response = stack(_with_cookies({settings.CSRF_COOKIE_NAME: secret}))
+        assert settings.CSRF_COOKIE_NAME in response.cookies
+    assert calls == ["b" * 32, "c" * 32]  # each rendered for its own visitor
+    cacheable = PublicPageCacheMiddleware._cacheable_request
+    assert not cacheable(_with_cookies({"sessionid": "x", settings.CSRF_COOKIE_NAME: "y"}))
+    assert cacheable(_with_cookies({settings.CSRF_COOKIE_NAME: "y"}))
+
+
+def _with_cookies(cookies: dict):
+    request = RequestFactory().get("/methods/")
+    request.COOKIES = cookies
+    return request
+
+
+def test_the_browsable_page_links_its_json_as_the_template_urlize_did():
+    import json
+
+    from django.utils.html import urlize
+
+    from comparna.api.renderers import linked
+
+    text = json.dumps(
+        {"next": "http://testserver/api/rankings/?page=2&page_size=5", "url": "/api/rankings/3/",
+         "citation": "see https://doi.org/10.1/x. or www.rna.org, mail me@x.org",
+         "odd": '<b>"q"</b> \\ a.b:c',
+         "rows": [{"method": "Fold 2.4", "mcc": 0.51234, "computed_at": "2026-11-26T10:00:00Z"}] * 3},
+        indent=4,
+    )
+    assert linked(text) == urlize(text, nofollow=True, autoescape=True)
+    assert linked(text).count("<a ") == 4
