@@ -337,6 +337,20 @@ class RankingSnapshot(RankingRecord):
         return f"{self.subset} {self.definition} @ {self.computed_at:%Y-%m-%d %H:%M}"
 
 
+class RankingSnapshotSummary(models.Model):
+    """What the list of ranking snapshots (``/api/rankings/``) gives of one snapshot: its protocol, number of
+    clusters and each method's main columns, stored once in the background
+    (:func:`comparna.services.summaries.store_snapshot_summaries`) so that the list never reads the whole
+    reports (about 10 MB each at 100 methods)."""
+
+    snapshot = models.OneToOneField(
+        RankingSnapshot, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    protocol = models.CharField(max_length=16, help_text='The report\'s protocol, "2013" when it has none.')
+    clusters = models.IntegerField(null=True, blank=True)
+    methods = models.JSONField(help_text="The report's rows, the columns of SNAPSHOT_SUMMARY_KEYS only.")
+
+
 class UnseenRanking(RankingRecord):
     """The leakage-aware ranking of a dataset under one pair definition (comparna.services.leakage).
 

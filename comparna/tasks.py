@@ -13,7 +13,7 @@ from comparna.services.pages.families import refresh_family_summaries
 from comparna.services.pages.methods import refresh_method_summaries, store_method_standings
 from comparna.services.pages.rankings import store_ranking_rows
 from comparna.services.rankings import recompute_rankings
-from comparna.services.summaries import refresh_unranked_summaries
+from comparna.services.summaries import refresh_unranked_summaries, store_snapshot_summaries
 from comparna.services.tallies import refresh_tallies
 from comparna.snapshots.lifecycle import make_snapshot_if_changed
 from comparna.snapshots.models import DatasetSnapshot
@@ -66,6 +66,7 @@ def refresh_tallies_task() -> float:
     seconds = refresh_tallies().seconds
     store_ranking_rows()
     store_method_standings()
+    store_snapshot_summaries()  # the API's list of snapshots
     bump_data_version()  # the cached public pages show the new counts
     return seconds
 

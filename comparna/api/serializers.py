@@ -354,11 +354,6 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
         return obj.report.get("conventions", {})
 
 
-#: The columns of a ranking row the list of snapshots gives (the whole rows: the snapshot's own endpoint).
-SUMMARY_ROW_KEYS = ("method", "rank", "ranked", "rank_low", "rank_high", "decided_mcc", "decided_targets",
-                    "mcc", "targets")
-
-
 class RankingSummaryRowSerializer(serializers.Serializer):
     method = serializers.CharField()
     rank = serializers.IntegerField()

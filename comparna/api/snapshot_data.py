@@ -62,48 +62,49 @@ def snapshot_data(snapshot: RankingSnapshot) -> dict:
 
 
 def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
-    """The list's entries of ``snapshots`` (fetched with :func:`with_summary_fields`): each method's main
-    columns and the state, not the whole report; the immutable part cached for ever under the pk."""
+    """The list's entries of ``snapshots`` (fetched without their reports): each method's main columns from
+    the stored summaries (:class:`comparna.models.RankingSnapshotSummary`, read from the report only for a
+    snapshot stored since the last background run) and the state (the ranking page's when cached)."""
     from django.urls import reverse
 
+    from comparna.models import RankingSnapshotSummary
     from comparna.services.pages.common import cache_get
     from comparna.services.pages.rankings import state_fields
     from comparna.services.progress import ranking_state
+    from comparna.services.summaries import snapshot_summary_fields
 
+    pks = [snap.pk for snap in snapshots]
+    stored = {
+        pk: {"protocol": protocol, "clusters": clusters, "methods": methods}
+        for pk, protocol, clusters, methods in RankingSnapshotSummary.objects.filter(snapshot__in=pks)
+        .values_list("snapshot_id", "protocol", "clusters", "methods")
+    }
+    if missing := [pk for pk in pks if pk not in stored]:  # the database extracts the three values
+        for pk, *values in RankingSnapshot.objects.filter(pk__in=missing).values_list(
+            "pk", KeyTransform("protocol", "report"), KeyTransform("clusters", "report"),
+            KeyTransform("methods", "report"),
+        ):
+            stored[pk] = snapshot_summary_fields(*values)
     out = []
     for snap in snapshots:
-        key = f"{CACHE_PREFIX}:summary:{snap.pk}"
-        data = cache.get(key)
-        if data is None:
-            data = {
-                "id": snap.pk,
-                "url": reverse("api-ranking-detail", args=[snap.pk]),
-                "dataset": snap.dataset.slug,
-                "subset": snap.subset.slug,
-                "definition": snap.definition,
-                "computed_at": DateTimeField().to_representation(snap.computed_at),
-                "seed": snap.seed,
-                "inputs_hash": snap.inputs_hash,
-                "protocol": snap.summary_protocol or "2013",
-                "clusters": snap.summary_clusters,
-                "methods": [
-                    {k: r[k] for k in s.SUMMARY_ROW_KEYS if k in r} for r in snap.summary_methods or []
-                ],
-            }
-            cache.set(key, data, None)
+        summary = stored[snap.pk]
         live = cache_get(f"ranking-live:{snap.pk}")  # the ranking page's, when cached; else the state only
-        out.append({**data, **state_fields(live["state"] if live else ranking_state(snap))})
+        state = live["state"] if live else ranking_state(snap)
+        out.append({
+            "id": snap.pk,
+            "url": reverse("api-ranking-detail", args=[snap.pk]),
+            "dataset": snap.dataset.slug,
+            "subset": snap.subset.slug,
+            "definition": snap.definition,
+            "computed_at": DateTimeField().to_representation(snap.computed_at),
+            "seed": snap.seed,
+            "inputs_hash": snap.inputs_hash,
+            "protocol": summary["protocol"],
+            "clusters": summary["clusters"],
+            "methods": summary["methods"],
+            **state_fields(state),
+        })
     return out
-
-
-def with_summary_fields(qs):
-    """``qs`` without the reports and inputs, with the report's protocol, clusters and rows (the database
-    extracts them)."""
-    return qs.defer("report", "inputs").annotate(
-        summary_protocol=KeyTransform("protocol", "report"),
-        summary_clusters=KeyTransform("clusters", "report"),
-        summary_methods=KeyTransform("methods", "report"),
-    )
 
 
 def snapshot_data_by_pk(pk: int) -> dict:

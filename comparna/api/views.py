@@ -29,7 +29,6 @@ from comparna.api.snapshot_data import (
     snapshot_data,
     snapshot_data_by_pk,
     snapshot_summaries,
-    with_summary_fields,
 )
 from comparna.blind.embargo import embargoed
 from comparna.models import Dataset, RankingSnapshot, Score, Subset, Target
@@ -407,7 +406,7 @@ class RankingViewSet(ReadOnly):
     def list(self, request, *args, **kwargs):
         """Snapshots newest first, each with its methods' rank, rank interval, MCC and targets (the whole
         report of one: ``/api/rankings/{id}/``)."""
-        page = self.paginate_queryset(with_summary_fields(self.get_queryset()))
+        page = self.paginate_queryset(self.get_queryset().defer("report", "inputs"))
         return self.get_paginated_response(self._method_filter(snapshot_summaries(page)))
 
     def retrieve(self, request, *args, **kwargs):

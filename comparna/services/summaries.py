@@ -93,3 +93,49 @@ def refresh_unranked_summaries() -> int:
                       summarize_subset(subset=subset, definition=definition), None)
             done += 1
     return done
+
+
+#: The columns of a report's row that the list of ranking snapshots gives (the whole rows: the snapshot's own
+#: endpoint), in this order.
+SNAPSHOT_SUMMARY_KEYS = ("method", "rank", "ranked", "rank_low", "rank_high", "decided_mcc",
+                         "decided_targets", "mcc", "targets")
+
+
+def snapshot_summary_fields(protocol: str | None, clusters: int | None, rows: list[dict] | None) -> dict:
+    """``{"protocol", "clusters", "methods"}`` of a snapshot from its report's values: the protocol ("2013"
+    for a report stored before issue 27), and each row's :data:`SNAPSHOT_SUMMARY_KEYS` it has."""
+    return {
+        "protocol": protocol or "2013",
+        "clusters": clusters,
+        "methods": [{k: r[k] for k in SNAPSHOT_SUMMARY_KEYS if k in r} for r in rows or []],
+    }
+
+
+def store_snapshot_summaries() -> int:
+    """Store the summary (:class:`comparna.models.RankingSnapshotSummary`) of every ranking snapshot that has
+    none yet (background work: it reads each new snapshot's report once); returns how many were stored."""
+    from django.db.models import Exists, OuterRef
+    from django.db.models.fields.json import KeyTransform
+
+    from comparna.models import RankingSnapshot, RankingSnapshotSummary
+
+    missing = RankingSnapshot.objects.filter(
+        ~Exists(RankingSnapshotSummary.objects.filter(snapshot=OuterRef("pk")))
+    ).order_by("pk")
+    done = 0
+    # one report at a time (the database extracts the three values), no statement open across the writes
+    for pk in list(missing.values_list("pk", flat=True)):
+        found = (
+            RankingSnapshot.objects.filter(pk=pk)
+            .values_list(KeyTransform("protocol", "report"), KeyTransform("clusters", "report"),
+                         KeyTransform("methods", "report"))
+            .first()
+        )
+        if found is None:  # deleted meanwhile
+            continue
+        RankingSnapshotSummary.objects.bulk_create(
+            [RankingSnapshotSummary(snapshot_id=pk, **snapshot_summary_fields(*found))], ignore_conflicts=True
+        )
+        done += 1
+    return done
+
