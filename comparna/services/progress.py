@@ -203,36 +203,54 @@ def unfinished_of_active(*, subset: Subset, live: bool = False) -> int:
 
 
 def ranking_state(snapshot: RankingSnapshot, *, live: bool = False) -> dict:
-    """``{"settled": bool, "label": "settled" | "provisional", "reasons": [...], "pending": n}`` of a snapshot
-    (:data:`SETTLED_DEFINITION`). Pending predictions and whether the inputs are still current come from the
-    background counts and checks (:mod:`comparna.services.tallies`) unless ``live``."""
-    reasons = []
+    """``{"settled": bool, "label": "settled" | "provisional", "reasons": [...], "pending": n,
+    "inputs_current": bool | None}`` of a snapshot (:data:`SETTLED_DEFINITION`). Pending predictions and
+    whether the inputs are still current come from the background counts and checks
+    (:mod:`comparna.services.tallies`) unless ``live``; ``inputs_current`` is None when not checked (a newer
+    snapshot exists, or predictions are unfinished)."""
     pending = unfinished_of_active(subset=snapshot.subset, live=live)
-    if pending:
-        reasons.append(
-            f"{pending} prediction{'s' if pending != 1 else ''} of active methods still unfinished"
-        )
+    newest = is_newest(snapshot)
+    current = None
+    if newest and not pending:
+        current = None if live else tallies.inputs_current(snapshot)
+        if current is None:  # before the first background check: compared here
+            _, identity = build_counts_table(subset=snapshot.subset, definition=snapshot.definition)
+            current = inputs_hash(identity, snapshot.seed) == snapshot.inputs_hash
+    return state_of(pending=pending, newest=newest, inputs_current=current)
+
+
+def is_newest(snapshot: RankingSnapshot) -> bool:
+    """Whether no newer snapshot of the snapshot's subset × definition exists."""
     newest = (
         RankingSnapshot.objects.filter(subset=snapshot.subset_id, definition=snapshot.definition)
         .values_list("pk", flat=True)
         .first()
     )
-    if newest != snapshot.pk:
+    return newest == snapshot.pk
+
+
+def state_of(*, pending: int, newest: bool, inputs_current: bool | None) -> dict:
+    """:func:`ranking_state` from its facts: ``pending`` unfinished predictions of active methods, whether
+    the snapshot is the ``newest`` of its ranking, and (for the newest without pending predictions) whether
+    its inputs are the current ones (what the background stores in ``tallies.models.RankingStatus``)."""
+    reasons = []
+    if pending:
+        reasons.append(
+            f"{pending} prediction{'s' if pending != 1 else ''} of active methods still unfinished"
+        )
+    if not newest:
         reasons.append("a newer snapshot of this ranking exists")
-    elif not pending:
-        current = None if live else tallies.inputs_current(snapshot)
-        if current is None:  # before the first background check: compared here
-            _, identity = build_counts_table(subset=snapshot.subset, definition=snapshot.definition)
-            current = inputs_hash(identity, snapshot.seed) == snapshot.inputs_hash
-        if not current:
-            reasons.append(
-                "scores changed since this snapshot was computed (the next recomputation updates it)"
-            )
+        inputs_current = None
+    elif not pending and not inputs_current:
+        reasons.append(
+            "scores changed since this snapshot was computed (the next recomputation updates it)"
+        )
     settled = not reasons
     return {
         "settled": settled,
         "label": "settled" if settled else "provisional",
         "reasons": reasons,
         "pending": pending,
+        "inputs_current": inputs_current if newest and not pending else None,
         "definition": SETTLED_DEFINITION,
     }

@@ -6,9 +6,9 @@ its snapshot is settled; computed from the predictions table in a request, those
 :func:`refresh_tallies` (the periodic task ``comparna.tasks.refresh_tallies_task``, every
 ``COMPARNA_TALLY_INTERVAL_S``) counts once per dataset and per subset, by method version, state and
 self-reported flag, with the throughput window's finished counts, into :class:`comparna.tallies.models`
-(a few thousand rows), and checks in the background whether each newest ranking snapshot's inputs are still
-current. The pages read those rows: :func:`progress_counts`, :func:`subset_status_counts`,
-:func:`inputs_current`.
+(a few thousand rows), counts the targets per dataset and subset, and checks in the background whether each
+newest ranking snapshot's inputs are still current. The pages read those rows: :func:`progress_counts`,
+:func:`subset_status_counts`, :func:`inputs_current`, :func:`target_counts`.
 
 Until the first refresh has run (a fresh install, the tests) the readers answer None and the caller counts
 live, as before.
@@ -26,7 +26,7 @@ from django.db import transaction
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from comparna.models import Dataset, RankingSnapshot, Subset
+from comparna.models import Dataset, RankingSnapshot, Subset, Target
 from comparna.services.rankings import build_counts_table, inputs_hash
 from comparna.tallies.models import PredictionTally, RankingFreshness, TallyRun
 from predictors.models import Method, Prediction
@@ -63,8 +63,16 @@ def refresh_tallies(*, window_minutes: float = WINDOW_MINUTES, now: dt.datetime 
     for row in _scoped(("target__subsets",), recent):  # one join: a target in no subset gives None
         if row["target__subsets"] is not None:
             rows.append((subset_dataset[row["target__subsets"]], row["target__subsets"], row))
+    # the pages' target counts too (a count of every target row, like the predictions')
+    members = Subset.targets.through.objects
+    targets = {
+        "datasets": {str(pk): n for pk, n in Target.objects.values("dataset_id").annotate(n=Count("id"))
+                     .order_by().values_list("dataset_id", "n")},
+        "subsets": {str(pk): n for pk, n in members.values("subset_id").annotate(n=Count("id"))
+                    .order_by().values_list("subset_id", "n")},
+    }
     with transaction.atomic():
-        run = TallyRun.objects.create(computed_at=now, window_minutes=window_minutes)
+        run = TallyRun.objects.create(computed_at=now, window_minutes=window_minutes, targets=targets)
         PredictionTally.objects.bulk_create(
             [
                 PredictionTally(
@@ -86,6 +94,16 @@ def refresh_tallies(*, window_minutes: float = WINDOW_MINUTES, now: dt.datetime 
 def current_run() -> TallyRun | None:
     """The newest refresh, or None before the first one."""
     return TallyRun.objects.order_by("-computed_at").first()
+
+
+def target_counts() -> dict[str, dict[int, int]] | None:
+    """``{"datasets": {pk: targets}, "subsets": {pk: targets}}`` as last counted; None before the first
+    refresh (the caller counts)."""
+    counted = TallyRun.objects.order_by("-computed_at").values_list("targets", flat=True).first()
+    if not counted:  # no refresh yet, or one from before the targets were counted
+        return None
+    scopes = ("datasets", "subsets")
+    return {scope: {int(pk): n for pk, n in counted.get(scope, {}).items()} for scope in scopes}
 
 
 def _methods() -> dict[int, tuple[str, int, bool, str]]:

@@ -16,6 +16,9 @@ class TallyRun(models.Model):
     computed_at = models.DateTimeField(db_index=True)
     window_minutes = models.FloatField()
     seconds = models.FloatField(default=0.0, help_text="How long the refresh took.")
+    targets = models.JSONField(
+        default=dict, blank=True, help_text='Targets counted: {"datasets": {pk: n}, "subsets": {pk: n}}.'
+    )
 
     class Meta:
         ordering = ["-computed_at"]
@@ -115,3 +118,25 @@ class MethodSummary(models.Model):
     data = models.JSONField()
     computed_at = models.DateTimeField()
     seconds = models.FloatField(default=0.0, help_text="How long the computation took.")
+
+
+class RankingStatus(models.Model):
+    """What the pages show of the newest snapshot of a ranking beside its table, stored in the background at
+    every tallies refresh so that no page reads a report or counts for it: its size (from the report and
+    inputs, immutable) and its live state from the tallies counted at ``tally_at`` — unfinished predictions,
+    whether its inputs are the current ones, the progress with its ETA, and the active methods it does not
+    rank with the reason (:mod:`comparna.services.pages.ranking_status`)."""
+
+    snapshot = models.OneToOneField("comparna.RankingSnapshot", on_delete=models.CASCADE, related_name="+")
+    n_methods = models.PositiveIntegerField(help_text="Methods in the report (ranked or not).")
+    n_targets = models.PositiveIntegerField(help_text="Targets of the subset when it was ranked.")
+    common_targets_ranked = models.PositiveIntegerField(null=True, blank=True)
+    dataset_version = models.PositiveIntegerField(null=True, blank=True)
+    pending = models.PositiveIntegerField(help_text="Unfinished predictions of active methods on the subset.")
+    inputs_current = models.BooleanField(
+        null=True, blank=True, help_text="Checked only without unfinished predictions (None otherwise)."
+    )
+    progress = models.JSONField(help_text="The subset's prediction progress (progress.prediction_progress).")
+    not_ranked = models.JSONField(help_text="The active methods the snapshot does not rank, with the reason.")
+    tally_at = models.DateTimeField(help_text="When the tallies it was computed from were counted.")
+    computed_at = models.DateTimeField()

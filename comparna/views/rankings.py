@@ -6,6 +6,8 @@ filter parameters), so a cached request costs one indexed query.
 
 from __future__ import annotations
 
+import hashlib
+
 from django.db.models.fields.json import KeyTransform
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
@@ -20,10 +22,9 @@ from comparna.services.pages.common import (
     cache_get,
     cached,
     data_version,
-    report_value,
     report_values,
 )
-from comparna.services.pages.ranking_status import ranking_live
+from comparna.services.pages.ranking_status import ranking_live, ranking_lives
 from comparna.services.pages.rankings import (
     KIND_FILTERS,
     PROTOCOLS,
@@ -117,18 +118,19 @@ class DatasetRankingView(View):
 
     def get(self, request, dataset: str):
         dataset = get_object_or_404(Dataset, slug=dataset)
-        # the newest snapshot of each subset × definition, without its report (read in parts: report_value)
+        # the newest snapshot of each subset × definition, without its report and inputs (its live state and
+        # sizes are stored in the background: ranking_lives reads one row per snapshot)
         snapshots = {}
         for subset in dataset.subsets.all():
             for definition in subset.definitions():
-                snap = subset.rankings.filter(definition=definition).defer("report").first()
+                snap = subset.rankings.filter(definition=definition).defer("report", "inputs").first()
                 if snap is not None:
                     snapshots[(subset.pk, definition)] = snap
         progress = cached(f"progress:dataset:{dataset.pk}", lambda: prediction_progress(dataset=dataset), 30)
-        live = {pk: ranking_live(s) for pk, s in ((s.pk, s) for s in snapshots.values())}
+        live = ranking_lives(snapshots.values())
+        stamps = hashlib.sha256(",".join(f"{pk}.{v['stamp']}" for pk, v in live.items()).encode()).hexdigest()
         key = (
-            f"dataset-page:{dataset.pk}:{dataset.version}:"
-            + ",".join(f"{pk}.{v['stamp']}" for pk, v in live.items())
+            f"dataset-page:{dataset.pk}:{dataset.version}:{stamps[:24]}"
             + f":{progress['finished']}:{progress['pending']}:{data_version()}"  # a background refresh
         )
 
@@ -138,6 +140,7 @@ class DatasetRankingView(View):
                 for definition in subset.definitions():
                     snap = snapshots.get((subset.pk, definition))
                     rows = ranked_rows(ranking_rows(snap)) if snap else []
+                    state = live.get(snap.pk) if snap else None
                     sections.append(
                         {
                             "subset": subset,
@@ -147,11 +150,10 @@ class DatasetRankingView(View):
                             "rows": rows[:OVERVIEW_ROWS],
                             "rows_total": len(rows),
                             "more": len(rows) > OVERVIEW_ROWS,
-                            "live": live.get(snap.pk) if snap else None,
-                            "n_targets": snap.inputs.get("targets") if snap else subset.targets.count(),
-                            "common_targets_ranked": (
-                                report_value(snap, "common_targets_ranked") if snap else None
-                            ),
+                            "live": state,
+                            "n_targets": state["n_targets"] if state else subset.targets.count(),
+                            "dataset_version": state["dataset_version"] if state else None,
+                            "common_targets_ranked": state["common_targets_ranked"] if state else None,
                             "summary": None
                             if snap
                             else unranked_summary(subset=subset, definition=definition),

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import Count
 from django.views.generic import TemplateView
 
-from comparna.models import Dataset, ImportRun
+from comparna.models import ImportRun
 from comparna.ops.pdb_start import pdb_start_status
 from comparna.rna import ranking, statistics, thresholds
 from comparna.services import progress
@@ -14,6 +13,7 @@ from comparna.services.pages.rankings import rankings_at_a_glance
 from comparna.services.pages.site import (
     dataset_downloads,
     dataset_overview,
+    datasets_with_sizes,
     import_outcome,
     weekly_changes,
 )
@@ -38,7 +38,7 @@ class HomeView(TemplateView):
         ctx["datasets"] = [
             {"dataset": d, "downloads": (lambda links: links[:1] + links[-1:] if links else [])(
                 dataset_downloads(d))}
-            for d in Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug")
+            for d in datasets_with_sizes()[0]
         ]
         ctx["n_methods"] = Method.objects.public().filter(active=True).count()
         ctx["progress"] = prediction_progress()

@@ -1,21 +1,40 @@
 """The live part of a ranking page: settled or provisional, progress with an ETA, and the active methods
-that the snapshot does not rank, each with the reason. Cached for :data:`LIVE_TTL_S` seconds."""
+that the snapshot does not rank, each with the reason; with the snapshot's size (methods, targets, common
+targets ranked, dataset version).
+
+Computed in the background (issue 28): :func:`store_ranking_status`, run by the tallies refresh
+(``comparna.tasks.refresh_tallies_task``) right after the counts, stores it for the newest snapshot of every
+subset × definition in :class:`comparna.tallies.models.RankingStatus`; a page reads one small row per snapshot
+(:func:`ranking_live`, :func:`ranking_lives`), cached for :data:`LIVE_TTL_S` seconds. Whether a newer
+snapshot exists is asked at read time, so a row stored before the nightly ranking still says the right thing.
+Without a row (a fresh instance, an older snapshot asked for, a snapshot newer than the last refresh) or with
+one counted more than :data:`STALE` before the current tallies (its refresh failing), it is computed in the
+request as before.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 
-from django.db.models import Count
+from django.db.models import Count, OuterRef, Subquery
+from django.db.models.fields.json import KeyTransform
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from comparna.models import RankingSnapshot
+from comparna.models import RankingSnapshot, Subset
 from comparna.rna.thresholds import ALPHA, MIN_COMMON, VERDICT_MARGIN
 from comparna.services import progress, tallies
-from comparna.services.pages.common import cached, report_value
+from comparna.services.pages.common import cache_get, cache_set, report_value, report_values
 from comparna.services.ranking_scope import EMPTY_OUTCOMES, is_ranked
+from comparna.tallies.models import RankingStatus
 from predictors.models import Method, Prediction
 
 LIVE_TTL_S = 30
+#: A stored status counted this much before the current tallies is not shown (the store keeps failing): the
+#: page computes it. Within it, the row of the previous count is shown while the new one is being stored.
+STALE = dt.timedelta(minutes=10)
 
 
 def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
@@ -44,6 +63,12 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
             .order_by()
         ):
             statuses.setdefault(name, {})[status] = n
+    # the pair counts of the methods in it without a rank: both parts at once (the report read once, not
+    # twice per method; the matrix page reads the same "common_targets")
+    common, clusters = {}, {}
+    if any(name in rows and not is_ranked(rows[name]) for name, _ in active):
+        common, clusters = (part or {} for part in report_values(
+            snapshot, ("common_targets",), ("pair_clusters",)))
     for name, pk in active:
         row = rows.get(name)
         if row is not None and is_ranked(row):
@@ -53,7 +78,7 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
         failed = sum(counts.get(s, 0) for s in EMPTY_OUTCOMES)
         ok = counts.get(Prediction.Status.OK, 0)
         if row is not None:
-            most = max((report_value(snapshot, "common_targets", name) or {}).values(), default=0)
+            most = max((common.get(name) or {}).values(), default=0)
             if len(rows) < 2:
                 reason = "no other method to compare with yet"
             elif most < MIN_COMMON:
@@ -62,7 +87,7 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
                     f"{MIN_COMMON} needed for a verdict"
                 )
             else:  # the target-level "?" of an under-powered pair (issue 27)
-                families = max((report_value(snapshot, "pair_clusters", name) or {}).values(), default=0)
+                families = max((clusters.get(name) or {}).values(), default=0)
                 reason = (
                     f"no verdict yet: at most {most} common targets"
                     + (f" in {families} famil{'y' if families == 1 else 'ies'}" if families else "")
@@ -99,21 +124,155 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
     return out
 
 
+def _stamp(state: dict, prog: dict, missing: list[dict]) -> str:
+    """Changes whenever what the pages show of the live state changes (part of their cache keys)."""
+    shown = {
+        "state": [state["label"], state["reasons"]],
+        "progress": [prog["finished"], prog["pending"], (prog["eta"] or {}).get("text")],
+        "methods": [[m["method"], m["finished"], (m["eta"] or {}).get("text")] for m in prog["methods"]],
+        "not_ranked": [[m["method"], m["reason"]] for m in missing],
+    }
+    return hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _live(state: dict, prog: dict, missing: list[dict], sizes: dict) -> dict:
+    return {"state": state, "progress": prog, "not_ranked": missing, "stamp": _stamp(state, prog, missing),
+            **sizes}
+
+
+def _sizes(snapshot: RankingSnapshot) -> dict:
+    """``n_methods``, ``n_targets``, ``common_targets_ranked``, ``dataset_version`` of a snapshot, read from
+    its report and inputs in parts."""
+    methods, common = report_values(snapshot, ("methods",), ("common_targets_ranked",))
+    targets, version = (
+        RankingSnapshot.objects.filter(pk=snapshot.pk)
+        .values_list(KeyTransform("targets", "inputs"), KeyTransform("dataset_version", "inputs"))
+        .first()
+        or (None, None)
+    )
+    return {"n_methods": len(methods or []), "n_targets": int(targets or 0), "common_targets_ranked": common,
+            "dataset_version": version}
+
+
+def compute_live(snapshot: RankingSnapshot) -> dict:
+    """:func:`ranking_live` computed from the tallies and the report (what :func:`store_ranking_status`
+    stores; a page's fallback without a stored row)."""
+    state = progress.ranking_state(snapshot)
+    prog = progress.prediction_progress(subset=snapshot.subset)
+    return _live(state, prog, not_ranked(snapshot), _sizes(snapshot))
+
+
+def _encode(prog: dict) -> dict:
+    """The progress as JSON: its datetimes as ISO text (exactly), its counts by state as pairs (a jsonb
+    object does not keep the order the page lists them in)."""
+    prog = {**prog, "by_status": list(prog["by_status"].items())}
+    return json.loads(json.dumps(prog, default=lambda o: o.isoformat() if isinstance(o, dt.datetime) else o))
+
+
+def _decode(prog: dict) -> dict:
+    """:func:`_encode`'s progress with its datetimes and counts by state again."""
+    out = {**prog, "now": parse_datetime(prog["now"]) if prog.get("now") else prog.get("now"),
+           "by_status": dict(prog["by_status"])}
+    if out.get("eta"):
+        out["eta"] = {**out["eta"], "at": parse_datetime(out["eta"]["at"])}
+    out["methods"] = [
+        {**m, "eta": {**m["eta"], "at": parse_datetime(m["eta"]["at"])} if m.get("eta") else m.get("eta")}
+        for m in prog.get("methods", [])
+    ]
+    return out
+
+
+def store_ranking_status() -> int:
+    """Store :func:`compute_live` of the newest snapshot of every subset × definition (a periodic task's
+    work, after each tallies refresh) and drop the rows of snapshots no longer the newest; returns how many
+    were stored (none before the first tallies refresh: the pages compute live then anyway)."""
+    run = tallies.current_run()
+    if run is None:
+        return 0
+    kept = []
+    for subset in Subset.objects.select_related("dataset"):
+        for definition in subset.definitions():
+            snapshot = (
+                subset.rankings.filter(definition=definition)
+                .select_related("subset")
+                .defer("report", "inputs")
+                .first()
+            )
+            if snapshot is None:
+                continue
+            live = compute_live(snapshot)
+            state = live["state"]
+            RankingStatus.objects.update_or_create(
+                snapshot=snapshot,
+                defaults={
+                    "n_methods": live["n_methods"],
+                    "n_targets": live["n_targets"],
+                    "common_targets_ranked": live["common_targets_ranked"],
+                    "dataset_version": live["dataset_version"],
+                    "pending": state["pending"],
+                    "inputs_current": state["inputs_current"],
+                    "progress": _encode(live["progress"]),
+                    "not_ranked": live["not_ranked"],
+                    "tally_at": run.computed_at,
+                    "computed_at": timezone.now(),
+                },
+            )
+            kept.append(snapshot.pk)
+    RankingStatus.objects.exclude(snapshot__in=kept).delete()
+    return len(kept)
+
+
+def _from_row(row: RankingStatus | None, *, newest: bool, run) -> dict | None:
+    """The live state of a stored row, or None when it cannot be used (missing, stale, or stored while its
+    snapshot was not the newest and so never checked)."""
+    if row is None or run is None or run.computed_at - row.tally_at > STALE:
+        return None
+    if newest and not row.pending and row.inputs_current is None:
+        return None
+    state = progress.state_of(pending=row.pending, newest=newest, inputs_current=row.inputs_current)
+    sizes = {"n_methods": row.n_methods, "n_targets": row.n_targets,
+             "common_targets_ranked": row.common_targets_ranked, "dataset_version": row.dataset_version}
+    return _live(state, _decode(row.progress), row.not_ranked, sizes)
+
+
+def ranking_lives(snapshots) -> dict[int, dict]:
+    """:func:`ranking_live` of several snapshots (a dataset's page, the home page): each cached one, and
+    the others from their stored rows in one query (computed only where none can be used)."""
+    out: dict[int, dict] = {}
+    missing = []
+    for snapshot in snapshots:
+        found = cache_get(f"ranking-live:{snapshot.pk}")
+        if found is not None:
+            out[snapshot.pk] = found
+        else:
+            missing.append(snapshot)
+    if not missing:
+        return out
+    pks = [s.pk for s in missing]
+    rows = {row.snapshot_id: row for row in RankingStatus.objects.filter(snapshot__in=pks)}
+    newest_pk = (
+        RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
+        .order_by("-computed_at", "-pk")
+        .values("pk")[:1]
+    )
+    newest = dict(
+        RankingSnapshot.objects.filter(pk__in=pks)
+        .annotate(newest=Subquery(newest_pk))
+        .values_list("pk", "newest")
+    )
+    run = tallies.current_run() if rows else None
+    for snapshot in missing:
+        live = _from_row(rows.get(snapshot.pk), newest=newest.get(snapshot.pk) == snapshot.pk, run=run)
+        if live is None:
+            live = compute_live(snapshot)
+        cache_set(f"ranking-live:{snapshot.pk}", live, LIVE_TTL_S)
+        out[snapshot.pk] = live
+    return out
+
+
 def ranking_live(snapshot: RankingSnapshot) -> dict:
-    """``{"state", "progress", "not_ranked", "stamp"}`` of a snapshot's page; ``stamp`` changes whenever
-    what the page shows of them changes (part of the page's cache key)."""
-
-    def compute() -> dict:
-        state = progress.ranking_state(snapshot)
-        prog = progress.prediction_progress(subset=snapshot.subset)
-        missing = not_ranked(snapshot)
-        shown = {
-            "state": [state["label"], state["reasons"]],
-            "progress": [prog["finished"], prog["pending"], (prog["eta"] or {}).get("text")],
-            "methods": [[m["method"], m["finished"], (m["eta"] or {}).get("text")] for m in prog["methods"]],
-            "not_ranked": [[m["method"], m["reason"]] for m in missing],
-        }
-        stamp = hashlib.sha256(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
-        return {"state": state, "progress": prog, "not_ranked": missing, "stamp": stamp}
-
-    return cached(f"ranking-live:{snapshot.pk}", compute, timeout=LIVE_TTL_S)
+    """``{"state", "progress", "not_ranked", "stamp", "n_methods", "n_targets", "common_targets_ranked",
+    "dataset_version"}`` of a snapshot's page; ``stamp`` changes whenever what the page shows of the live
+    state changes (part of the page's cache key). Read from the row :func:`store_ranking_status` stored,
+    computed without one."""
+    return ranking_lives([snapshot])[snapshot.pk]

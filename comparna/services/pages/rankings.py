@@ -25,11 +25,11 @@ from comparna.services.pages.common import (
     report_values,
 )
 from comparna.services.pages.figures import rank_history_figure
-from comparna.services.pages.ranking_status import ranking_live
+from comparna.services.pages.ranking_status import ranking_live, ranking_lives
 from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.ranking_scope import common_targets, is_ranked
 from comparna.services.uncertainty import cluster_labels
-from comparna.tallies.models import RankingRows
+from comparna.tallies.models import RankingRows, RankingStatus
 
 PROTOCOLS = ("target", "2013")
 
@@ -321,45 +321,50 @@ class JSONArrayLength(Func):
 
 def newest_snapshot_summaries(*, dataset: Dataset) -> list[RankingSnapshot]:
     """The newest snapshot of each subset × definition of ``dataset`` without its report and inputs (a
-    report grows with the square of the methods): ``n_methods`` and ``n_targets`` are computed by the
-    database (the rankings index, issue 28)."""
+    report grows with the square of the methods), with ``n_methods`` and ``n_targets``: stored in the
+    background (:class:`RankingStatus`), else computed by the database (the rankings index, issue 28)."""
     out = []
     for subset in dataset.subsets.all():
         for definition in subset.definitions():
-            snap = (
-                subset.rankings.filter(definition=definition)
-                .select_related("subset")
-                .defer("report", "inputs")
-                .annotate(n_methods=JSONArrayLength(KeyTransform("methods", "report")),
-                          n_targets=KeyTextTransform("targets", "inputs"))
-                .first()
-            )
+            snap = subset.rankings.filter(definition=definition).defer("report", "inputs").first()
             if snap is not None:
+                snap.subset = subset
                 out.append(snap)
+    rows = RankingStatus.objects.filter(snapshot__in=[s.pk for s in out])
+    stored = {pk: (m, t) for pk, m, t in rows.values_list("snapshot_id", "n_methods", "n_targets")}
+    missing = RankingSnapshot.objects.filter(pk__in=[s.pk for s in out if s.pk not in stored])
+    # before the background stored them: measured by the database in the report
+    stored.update((pk, (m, int(t or 0))) for pk, m, t in missing.values_list(
+        "pk", JSONArrayLength(KeyTransform("methods", "report")), KeyTextTransform("targets", "inputs")))
+    for snap in out:
+        snap.n_methods, snap.n_targets = stored.get(snap.pk, (None, 0))
     return out
 
 
 def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
     """For each dataset, the newest snapshot of its first subset and definition with its top rows."""
-    out = []
+    found = []
     for dataset in Dataset.objects.order_by("slug"):
         subset = dataset.subsets.first()
         if subset is None:
             continue
         for definition in subset.definitions()[:1]:
-            snap = subset.rankings.filter(definition=definition).defer("report").first()  # read in parts
+            # without the report and inputs: their parts are stored in the background (ranking_lives)
+            snap = subset.rankings.filter(definition=definition).defer("report", "inputs").first()
             if snap is not None:
-                out.append(
-                    {
-                        "dataset": dataset,
-                        "subset": subset,
-                        "snapshot": snap,
-                        "rows": ranked_rows(ranking_rows(snap))[:top],
-                        "common_targets": report_value(snap, "common_targets_ranked"),
-                        "live": ranking_live(snap),
-                    }
-                )
-    return out
+                found.append((dataset, subset, snap))
+    live = ranking_lives([snap for _, _, snap in found])
+    return [
+        {
+            "dataset": dataset,
+            "subset": subset,
+            "snapshot": snap,
+            "rows": ranked_rows(ranking_rows(snap))[:top],
+            "common_targets": live[snap.pk]["common_targets_ranked"],
+            "live": live[snap.pk],
+        }
+        for dataset, subset, snap in found
+    ]
 
 
 EXPORT_COLUMNS = (

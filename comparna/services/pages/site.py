@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from comparna.models import Dataset, ImportRun, Subset, Target
+from comparna.services import tallies
 from predictors.models import Method
 
 
@@ -29,11 +30,24 @@ def weekly_changes(*, days: int = 7, named: int = 3) -> dict:
             "more_methods": max(0, n_methods - len(newest))}
 
 
+def datasets_with_sizes() -> tuple[list[Dataset], dict[int, int]]:
+    """Every dataset (by slug) with ``n_targets``, and each subset's size: counted in the background with the
+    tallies (:func:`comparna.services.tallies.target_counts`), counted here before the first count."""
+    counts = tallies.target_counts()
+    if counts is None:
+        sizes = dict(Subset.objects.annotate(n=Count("targets")).values_list("pk", "n"))
+        return list(Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug")), sizes
+    datasets = list(Dataset.objects.order_by("slug"))
+    for dataset in datasets:
+        dataset.n_targets = counts["datasets"].get(dataset.pk, 0)
+    return datasets, counts["subsets"]
+
+
 def dataset_overview() -> list[dict]:
     """Datasets with their subsets, sizes, definitions, newest snapshot per subset, and downloads if any."""
-    sizes = dict(Subset.objects.annotate(n=Count("targets")).values_list("pk", "n"))
+    datasets, sizes = datasets_with_sizes()
     out = []
-    for dataset in Dataset.objects.annotate(n_targets=Count("targets")).order_by("slug"):
+    for dataset in datasets:
         subsets = []
         for subset in dataset.subsets.all():
             subsets.append(
