@@ -11,6 +11,7 @@ from comparna.services.leakage import recompute_unseen
 from comparna.services.pages.common import bump_data_version
 from comparna.services.pages.families import refresh_family_summaries
 from comparna.services.pages.methods import refresh_method_summaries, store_method_standings
+from comparna.services.pages.ranking_status import store_ranking_status
 from comparna.services.pages.rankings import store_ranking_rows
 from comparna.services.rankings import recompute_rankings
 from comparna.services.summaries import refresh_unranked_summaries, store_snapshot_summaries
@@ -30,6 +31,10 @@ def recompute_rankings_task() -> int:
     contents count what was still queued).
     """
     results = recompute_rankings()
+    try:  # the new snapshots' live state, read by their pages at once (else at the next tallies refresh)
+        store_ranking_status()
+    except Exception:  # never lose the rankings stored above; the tallies refresh stores it within a minute
+        logging.getLogger(__name__).exception("ranking status failed")
     bump_data_version()  # the cached public pages show the new rankings
     for dataset in {snap.dataset for snap, new in results if new}:
         pending = Prediction.objects.filter(
@@ -60,10 +65,12 @@ def has_snapshot_since_first_ranking(dataset) -> bool:
 @shared_task(acks_late=True, queue="default", soft_time_limit=540, time_limit=600, ignore_result=True)
 def refresh_tallies_task() -> float:
     """Periodic: count the predictions per dataset/subset, method version and state into the tallies the
-    pages read, check the newest rankings' inputs (:mod:`comparna.services.tallies`) and store the table rows
-    and each method's standing in them (:func:`store_ranking_rows`, :func:`store_method_standings`); returns
-    the tallies' seconds."""
+    pages read, check the newest rankings' inputs (:mod:`comparna.services.tallies`), store each newest
+    ranking's live state from them (:func:`store_ranking_status`: first, so the pages read the new counts
+    within seconds), and the table rows and each method's standing in them (:func:`store_ranking_rows`,
+    :func:`store_method_standings`); returns the tallies' seconds."""
     seconds = refresh_tallies().seconds
+    store_ranking_status()
     store_ranking_rows()
     store_method_standings()
     store_snapshot_summaries()  # the API's list of snapshots
