@@ -36,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import Bench  # noqa: E402
+from bench.scale_pages import measure_computed_comparison, measure_pages, urls  # noqa: E402
 from tests.e2e.stack import PYTHON, REPO, Stack, production_stack, redis_server  # noqa: E402
 
 #: The issue's budgets (done-when): seconds, megabytes.
@@ -82,143 +83,6 @@ def child(code: str, env: dict) -> tuple[float, float, str]:
         return wall, usage.ru_maxrss / 1024.0, out.read()
 
 
-def urls() -> dict[str, str]:
-    """Every public page and API list endpoint, with the biggest dataset/method/target of the data."""
-    from comparna.models import Dataset, RankingSnapshot, Target
-    from comparna.snapshots.models import DatasetSnapshot
-    from predictors.models import Method
-
-    biggest = max(Dataset.objects.all(), key=lambda d: d.targets.count())
-    pdb = Dataset.objects.get(slug="pdb")
-    method = Method.objects.order_by("name").first()
-    a, b = Method.objects.order_by("name").values_list("pk", flat=True)[:2]
-    target = Target.objects.filter(dataset=biggest).order_by("-length").first()
-    snap = RankingSnapshot.objects.filter(subset__dataset=biggest, subset__slug="all").first()
-    rank = f"/rankings/{biggest.slug}/all/{snap.definition}/" if snap else f"/rankings/{biggest.slug}/"
-    out = {
-        "home": "/",
-        "about": "/about/",
-        "datasets": "/datasets/",
-        "dataset targets": f"/datasets/{biggest.slug}/targets/",
-        "targets": "/targets/",
-        "target": f"/targets/{target.pk}/",
-        "methods": "/methods/",
-        "method": f"/methods/{method.pk}/",
-        "method predictions": f"/methods/{method.pk}/predictions/",
-        "method status": f"/methods/{method.name}/status/",
-        "families": f"/families/{biggest.slug}/",
-        "families pdb": f"/families/{pdb.slug}/",
-        "unseen": f"/unseen/{biggest.slug}/",
-        "rankings index": "/rankings/",
-        "dataset rankings": f"/rankings/{biggest.slug}/",
-        "dataset rankings pdb": f"/rankings/{pdb.slug}/",
-        "subset ranking": rank,
-        "ranking matrix": rank + "matrix/",
-        "compare": rank + f"compare/{a}/{b}/",
-        "snapshots": "/snapshots/",
-        "snapshot list": f"/snapshots/{biggest.slug}/",
-        "polls": "/pdb/polls/",
-        "blind": "/blind/",
-    }
-    day = Target.objects.filter(dataset=pdb, release_date__isnull=False).order_by("-release_date").first()
-    if day is not None:  # the weekly pages (issue 29), where this tree has them
-        out["weeks"] = f"/weeks/{pdb.slug}/"
-        out["week"] = f"/weeks/{pdb.slug}/{day.release_date.isoformat()}/"
-    done = DatasetSnapshot.objects.filter(dataset=biggest, status="done").order_by("-number").first()
-    if done is not None:
-        out["snapshot"] = f"/snapshots/{biggest.slug}/{done.number}/"
-    for name in ("datasets", "targets", "methods", "predictions", "scores", "rankings"):
-        out[f"api {name}"] = f"/api/{name}/"
-    return out
-
-
-def percentiles(cold: list[float], warm: list[float]) -> dict:
-    """``cold_p50_s``, ``cold_p95_s``, ``warm_p50_s``, ``warm_p95_s`` of the request times."""
-    return {
-        f"{k}_p{q}_s": float(np.percentile(v, q))
-        for k, v in (("cold", cold), ("warm", warm))
-        for q in (50, 95)
-    }
-
-
-def measure_pages(paths: dict[str, str], repeats: int) -> tuple[dict, dict]:
-    """Cold (cache cleared before each request) and warm p50/p95 of every path; and the bytes of each."""
-    from django.core.cache import cache
-    from django.test import Client
-
-    client = Client(HTTP_ACCEPT="text/html,application/json")
-    pages, sizes = {}, {}
-    for name, path in paths.items():
-        cold, warm = [], []
-        for _ in range(repeats):
-            cache.clear()
-            t = time.perf_counter()
-            r = client.get(path)
-            cold.append(time.perf_counter() - t)
-            if r.status_code == 404 and name.startswith("week"):
-                break  # a tree without the weekly pages
-            if r.status_code != 200:
-                raise RuntimeError(f"{name} {path}: HTTP {r.status_code}")
-        if r.status_code == 404:
-            continue
-        for _ in range(repeats):
-            t = time.perf_counter()
-            r = client.get(path)
-            warm.append(time.perf_counter() - t)
-        sizes[name] = len(r.content)
-        pages[name] = {
-            "path": path,
-            "bytes": len(r.content),
-            **percentiles(cold, warm),
-        }
-    return pages, sizes
-
-
-def measure_computed_comparison(path: str, repeats: int, env: dict, run) -> tuple[float, dict] | None:
-    """The comparison page over a computed comparison: a pair with many common targets is computed by a
-    background task on the page's first request (issue 28), so the cold figures of :func:`measure_pages`
-    (whole cache cleared, the computed comparison too) time its "being computed" answer. Here the task runs
-    first (timed, in a child), then each cold request gets a new page-cache version (the page is built
-    again; the computed comparison is kept) and each warm one the cached page. None for a tree without it."""
-    from django.core.cache import cache
-    from django.test import Client
-
-    try:
-        from comparna.services.pages.common import bump_data_version
-        from comparna.tasks import compare_methods_task  # noqa: F401
-    except ImportError:
-        return None
-    from comparna.models import RankingSnapshot
-
-    parts = path.strip("/").split("/")  # rankings/<ds>/<subset>/<def>/compare/<a>/<b>
-    snap = RankingSnapshot.objects.filter(
-        subset__dataset__slug=parts[1], subset__slug=parts[2], definition=parts[3]
-    ).first()
-    if snap is None:
-        return None
-    cache.clear()
-    seconds, _, _ = run(
-        "from comparna.tasks import compare_methods_task\n"
-        f"compare_methods_task({snap.pk}, {parts[5]}, {parts[6]})",
-        env,
-    )
-    client = Client(HTTP_ACCEPT="text/html,application/json")
-    cold, warm = [], []
-    for _ in range(repeats):
-        bump_data_version()
-        t = time.perf_counter()
-        r = client.get(path)
-        cold.append(time.perf_counter() - t)
-    for _ in range(repeats):
-        t = time.perf_counter()
-        r = client.get(path)
-        warm.append(time.perf_counter() - t)
-    if r.status_code != 200 or b"being computed" in r.content.lower():
-        raise RuntimeError(f"computed comparison {path}: HTTP {r.status_code}, still being computed")
-    row = {"path": path, "bytes": len(r.content), **percentiles(cold, warm)}
-    return seconds, row
-
-
 @contextlib.contextmanager
 def _stack(database_url: str | None, extra_env: dict, workdir: Path):
     """The production stack (fresh PostgreSQL + Redis), or Redis beside an existing database."""
@@ -252,6 +116,33 @@ def existing_rows() -> dict:
     }
 
 
+def pages_only(bench: Bench, args) -> int:
+    """Cold and warm p50/p95 of the pages of an already built database (``--pages-only``), as the full run
+    measures them (Redis page cache), and nothing else."""
+    with bench.measuring(), tempfile.TemporaryDirectory(prefix="comparna-bench-pages-") as tmp:
+        with _stack(args.database_url, {"COMPARNA_LOG_LEVEL": "WARNING"}, Path(tmp)) as stack:
+            os.environ.update({**stack.env, "COMPARNA_CACHE_URL": f"redis://127.0.0.1:{stack.redis_port}/1"})
+            import django
+
+            django.setup()
+            paths = urls()
+            wanted = [n.strip() for n in (args.pages or "").split(",") if n.strip()]
+            unknown = set(wanted) - set(paths)
+            if unknown:
+                raise SystemExit(f"unknown pages {sorted(unknown)}; known: {sorted(paths)}")
+            pages, _ = measure_pages({n: paths[n] for n in wanted} if wanted else paths, args.repeats)
+        for name, row in pages.items():
+            bench.compare(name, unit="s per request",
+                          system=(row["cold_p95_s"], f"cold p95 (p50 {row['cold_p50_s']:.3f}) {row['path']}"),
+                          limit=(row["warm_p95_s"], "warm p95 (a page-cache hit)"))
+        bench.details["pages_detail"] = pages
+        bench.details["meets"] = {
+            "pages cold p95 <= 0.5 s": all(v["cold_p95_s"] <= BUDGET["page_cold"] for v in pages.values()),
+            "pages warm p95 <= 0.05 s": all(v["warm_p95_s"] <= BUDGET["page_warm"] for v in pages.values()),
+        }
+    return bench.finish()
+
+
 def main(argv: list[str] | None = None) -> int:
     bench = Bench("scale", __doc__, smoke={"methods": 3, "targets": 60, "repeats": 1})
     p = bench.parser
@@ -263,9 +154,17 @@ def main(argv: list[str] | None = None) -> int:
         help="measure on an already built database (bench/scale_db.py) instead of building one; the queueing "
         "step adds a method to it",
     )
+    p.add_argument("--pages-only", action="store_true",
+                   help="with --database-url: measure the pages only (no background job, no queueing: the "
+                   "database is read, never written)")
+    p.add_argument("--pages", help="with --pages-only: the names of urls() to measure, comma-separated")
     args = bench.parse(argv)
     if args.methods < 2 or args.targets < 40 or args.repeats < 1:
         p.error("--methods must be >= 2, --targets >= 40, --repeats >= 1")
+    if args.pages_only:
+        if not args.database_url:
+            p.error("--pages-only needs --database-url")
+        return pages_only(bench, args)
 
     with bench.measuring(), tempfile.TemporaryDirectory(prefix="comparna-bench-scale-") as tmp:
         extra = {"COMPARNA_LOG_LEVEL": "WARNING", "COMPARNA_SNAPSHOT_DIR": str(Path(tmp) / "snapshots")}
