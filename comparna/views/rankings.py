@@ -35,6 +35,7 @@ from comparna.services.pages.rankings import (
     ranking_csv,
     ranking_export,
     ranking_rows,
+    ranking_rows_of,
     snapshot_protocol,
     sort_and_filter,
     subset_history_figure,
@@ -136,10 +137,11 @@ class DatasetRankingView(View):
 
         def render() -> str:
             sections = []
+            stored = ranking_rows_of(snapshots.values())  # in one query
             for subset in dataset.subsets.all():
                 for definition in subset.definitions():
                     snap = snapshots.get((subset.pk, definition))
-                    rows = ranked_rows(ranking_rows(snap)) if snap else []
+                    rows = ranked_rows(stored[snap.pk]) if snap else []
                     state = live.get(snap.pk) if snap else None
                     sections.append(
                         {

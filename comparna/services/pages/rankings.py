@@ -133,6 +133,14 @@ def ranking_rows(
     return cached(f"ranking-rows:{snapshot.pk}:{shown}", stored_or_compute)
 
 
+def ranking_rows_of(snapshots) -> dict[int, list[dict]]:
+    """:func:`ranking_rows` of several snapshots (primary protocol): the stored ones in one query."""
+    out = {s.pk: found for s in snapshots if (found := cache_get(f"ranking-rows:{s.pk}:target")) is not None}
+    out.update(RankingRows.objects.filter(snapshot__in=[s.pk for s in snapshots if s.pk not in out],
+                                          protocol="target").values_list("snapshot_id", "rows"))
+    return {s.pk: out[s.pk] if s.pk in out else ranking_rows(s) for s in snapshots}
+
+
 def store_ranking_rows() -> int:
     """Store the page rows of the newest snapshot of every subset × definition, under each protocol it has,
     where missing: a periodic task's work (they read the subset's scores), so a ranking page never computes
@@ -332,9 +340,8 @@ def newest_snapshot_summaries(*, dataset: Dataset) -> list[RankingSnapshot]:
                 out.append(snap)
     rows = RankingStatus.objects.filter(snapshot__in=[s.pk for s in out])
     stored = {pk: (m, t) for pk, m, t in rows.values_list("snapshot_id", "n_methods", "n_targets")}
-    missing = RankingSnapshot.objects.filter(pk__in=[s.pk for s in out if s.pk not in stored])
-    # before the background stored them: measured by the database in the report
-    stored.update((pk, (m, int(t or 0))) for pk, m, t in missing.values_list(
+    missing = RankingSnapshot.objects.filter(pk__in=[s.pk for s in out if s.pk not in stored])  # no row yet:
+    stored.update((pk, (m, int(t or 0))) for pk, m, t in missing.values_list(  # measured in the report
         "pk", JSONArrayLength(KeyTransform("methods", "report")), KeyTextTransform("targets", "inputs")))
     for snap in out:
         snap.n_methods, snap.n_targets = stored.get(snap.pk, (None, 0))
@@ -354,12 +361,13 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
             if snap is not None:
                 found.append((dataset, subset, snap))
     live = ranking_lives([snap for _, _, snap in found])
+    rows = ranking_rows_of([snap for _, _, snap in found])
     return [
         {
             "dataset": dataset,
             "subset": subset,
             "snapshot": snap,
-            "rows": ranked_rows(ranking_rows(snap))[:top],
+            "rows": ranked_rows(rows[snap.pk])[:top],
             "common_targets": live[snap.pk]["common_targets_ranked"],
             "live": live[snap.pk],
         }
