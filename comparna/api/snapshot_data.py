@@ -43,17 +43,16 @@ def _immutable_data(snapshot: RankingSnapshot) -> dict:
 
 def snapshot_state(pk: int, snapshot: RankingSnapshot | None = None) -> dict:
     """Whether the snapshot is settled, with the definition's link — what changes while a snapshot stays the
-    same, so it is added to the immutable data on every answer (the ranking page's 30-second cache)."""
-    from comparna.services.pages.common import cache_get
-    from comparna.services.pages.ranking_status import ranking_live
+    same, so it is added to the immutable data on every answer
+    (:func:`comparna.services.summaries.snapshot_states`)."""
     from comparna.services.pages.rankings import state_fields
+    from comparna.services.summaries import snapshot_states
 
-    live = cache_get(f"ranking-live:{pk}")
-    if live is None:
-        if snapshot is None:
-            snapshot = RankingSnapshot.objects.select_related("dataset", "subset").get(pk=pk)
-        live = ranking_live(snapshot)
-    return state_fields(live["state"])
+    if snapshot is None:
+        snapshot = (
+            RankingSnapshot.objects.select_related("dataset", "subset").defer("report", "inputs").get(pk=pk)
+        )
+    return state_fields(snapshot_states([snapshot])[pk])
 
 
 def snapshot_data(snapshot: RankingSnapshot) -> dict:
@@ -64,14 +63,13 @@ def snapshot_data(snapshot: RankingSnapshot) -> dict:
 def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
     """The list's entries of ``snapshots`` (fetched without their reports): each method's main columns from
     the stored summaries (:class:`comparna.models.RankingSnapshotSummary`, read from the report only for a
-    snapshot stored since the last background run) and the state (the ranking page's when cached)."""
+    snapshot stored since the last background run) and the state
+    (:func:`comparna.services.summaries.snapshot_states`)."""
     from django.urls import reverse
 
     from comparna.models import RankingSnapshotSummary
-    from comparna.services.pages.common import cache_get
     from comparna.services.pages.rankings import state_fields
-    from comparna.services.progress import ranking_state
-    from comparna.services.summaries import snapshot_summary_fields
+    from comparna.services.summaries import snapshot_states, snapshot_summary_fields
 
     pks = [snap.pk for snap in snapshots]
     stored = {
@@ -85,11 +83,10 @@ def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
             KeyTransform("methods", "report"),
         ):
             stored[pk] = snapshot_summary_fields(*values)
+    states = snapshot_states(snapshots)
     out = []
     for snap in snapshots:
         summary = stored[snap.pk]
-        live = cache_get(f"ranking-live:{snap.pk}")  # the ranking page's, when cached; else the state only
-        state = live["state"] if live else ranking_state(snap)
         out.append({
             "id": snap.pk,
             "url": reverse("api-ranking-detail", args=[snap.pk]),
@@ -102,7 +99,7 @@ def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
             "protocol": summary["protocol"],
             "clusters": summary["clusters"],
             "methods": summary["methods"],
-            **state_fields(state),
+            **state_fields(states[snap.pk]),
         })
     return out
 

@@ -296,3 +296,28 @@ def test_rankings_list_reads_the_stored_summaries_the_same_as_the_reports(client
     cache.clear()
     assert get(client, "/api/rankings/", page_size=500) == from_reports
 
+
+def test_snapshot_states_read_from_the_stored_rows_are_ranking_state(client, site):
+    """The list's and the method page's states (the stored live states' columns, a few queries for all) are
+    :func:`ranking_state`'s, for the newest snapshot of a ranking and an older one, with and without the
+    rows the background stores."""
+    from django.core.cache import cache
+
+    from comparna.services.progress import ranking_state
+    from comparna.services.summaries import snapshot_states
+    from comparna.tallies.models import RankingStatus
+    from comparna.tasks import refresh_tallies_task
+
+    snapshots = list(RankingSnapshot.objects.select_related("dataset", "subset").defer("report", "inputs"))
+    refresh_tallies_task()
+    assert RankingStatus.objects.exists()
+    for stored in (True, False):
+        if not stored:
+            RankingStatus.objects.all().delete()
+        cache.clear()
+        states = snapshot_states(snapshots)
+        for snap in snapshots:
+            expected = ranking_state(snap)
+            assert (states[snap.pk]["label"], states[snap.pk]["reasons"]) == (
+                expected["label"], expected["reasons"]), snap
+    assert any("a newer snapshot" in " ".join(states[s.pk]["reasons"]) for s in snapshots)

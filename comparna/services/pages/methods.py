@@ -19,13 +19,11 @@ from comparna.rna.prcurve import PRECISION_CONVENTION, pool, pr_curve, pr_input,
 from comparna.services.pages.common import (
     FAILED_STATES,
     LENGTH_BINS,
-    cache_get,
     ci_dict,
     current_scores,
     length_bin,
 )
 from comparna.services.pages.figures import PrLine, method_rank_figure, pr_curve_figure
-from comparna.services.progress import ranking_state
 from comparna.tallies.models import MethodStanding, MethodSummary
 from predictors.models import Method, Prediction
 
@@ -267,6 +265,7 @@ def method_rankings(method: Method) -> list[dict]:
     settled or provisional."""
     from comparna.services.pages.rankings import snapshot_view
     from comparna.services.ranking_scope import is_ranked
+    from comparna.services.summaries import snapshot_states
 
     out = []
     subsets = list(Subset.objects.select_related("dataset").order_by("dataset__name", "order", "slug"))
@@ -302,9 +301,6 @@ def method_rankings(method: Method) -> list[dict]:
                     continue
                 ranked = is_ranked(row)
                 of = sum(1 for r in rows if is_ranked(r))
-            # the ranking page's live part when cached, else only the state (not the report's reasons)
-            live = cache_get(f"ranking-live:{snap.pk}")
-            state = live["state"] if live else ranking_state(snap)
             out.append(
                 {
                     "dataset": subset.dataset,
@@ -319,11 +315,13 @@ def method_rankings(method: Method) -> list[dict]:
                     # the ranking's own figure: mean per-target MCC on the targets that decided its place
                     "mcc": row.get("decided_mcc") if shown == "target" else row.get("mcc"),
                     "targets": row.get("decided_targets") if shown == "target" else row.get("targets"),
-                    "settled": state["settled"],
-                    "state": state["label"],
                     "computed_at": snap.computed_at,
                 }
             )
+    # the state of every ranking it is in: the stored live states' columns, read at once
+    states = snapshot_states([snapshots[r["snapshot"]] for r in out])
+    for r in out:
+        r.update(settled=states[r["snapshot"]]["settled"], state=states[r["snapshot"]]["label"])
     return out
 
 
