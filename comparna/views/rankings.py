@@ -24,7 +24,7 @@ from comparna.services.pages.common import (
     data_version,
     report_values,
 )
-from comparna.services.pages.ranking_status import ranking_live, ranking_lives
+from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.rankings import (
     KIND_FILTERS,
     PROTOCOLS,
@@ -121,12 +121,7 @@ class DatasetRankingView(View):
         dataset = get_object_or_404(Dataset, slug=dataset)
         # the newest snapshot of each subset × definition, without its report and inputs (its live state and
         # sizes are stored in the background: ranking_lives reads one row per snapshot)
-        snapshots = {}
-        for subset in dataset.subsets.all():
-            for definition in subset.definitions():
-                snap = subset.rankings.filter(definition=definition).defer("report", "inputs").first()
-                if snap is not None:
-                    snapshots[(subset.pk, definition)] = snap
+        snapshots = newest_snapshots(dataset=dataset)
         progress = cached(f"progress:dataset:{dataset.pk}", lambda: prediction_progress(dataset=dataset), 30)
         live = ranking_lives(snapshots.values())
         stamps = hashlib.sha256(",".join(f"{pk}.{v['stamp']}" for pk, v in live.items()).encode()).hexdigest()

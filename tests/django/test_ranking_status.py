@@ -20,6 +20,7 @@ from comparna.services.pages.ranking_status import (
     _decode,
     _encode,
     compute_live,
+    newest_snapshots,
     ranking_live,
     ranking_lives,
     store_ranking_status,
@@ -122,6 +123,7 @@ def test_a_newer_snapshot_a_missing_or_stale_row_and_the_fallback(world):  # noq
         status=Prediction.Status.TIMEOUT, finished_at=timezone.now())
     new, created = rank_subset(subset=world["all"], definition="extended")
     assert created
+    assert newest_snapshots(dataset=new.dataset) == {(world["all"].pk, "extended"): new}  # one query
     cache.clear()
     lives = ranking_lives([old, new])
     # the old snapshot's row is read, and says at once that a newer snapshot exists

@@ -222,6 +222,28 @@ def store_ranking_status() -> int:
     return len(kept)
 
 
+def newest_snapshots(*, dataset) -> dict[tuple[int, str], RankingSnapshot]:
+    """The newest snapshot of each subset × definition of ``dataset`` (of the definitions its subset has),
+    without its report and inputs, by ``(subset pk, definition)``: one query, not one per ranking."""
+    from django.db.models import F, Window
+    from django.db.models.functions import RowNumber
+
+    order = Window(RowNumber(), partition_by=[F("subset_id"), F("definition")],
+                   order_by=[F("computed_at").desc(), F("pk").desc()])
+    found = {
+        (snap.subset_id, snap.definition): snap
+        for snap in RankingSnapshot.objects.filter(dataset=dataset).defer("report", "inputs")
+        .annotate(newest=order).filter(newest=1)
+    }
+    out = {}
+    for subset in dataset.subsets.all():  # in the subsets' order, with the subset they show
+        for definition in subset.definitions():
+            if (snap := found.get((subset.pk, definition))) is not None:
+                snap.subset = subset
+                out[(subset.pk, definition)] = snap
+    return out
+
+
 def _from_row(row: RankingStatus | None, *, newest: bool, run) -> dict | None:
     """The live state of a stored row, or None when it cannot be used (missing, stale, or stored while its
     snapshot was not the newest and so never checked)."""

@@ -25,7 +25,7 @@ from comparna.services.pages.common import (
     report_values,
 )
 from comparna.services.pages.figures import rank_history_figure
-from comparna.services.pages.ranking_status import ranking_live, ranking_lives
+from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.ranking_scope import common_targets, is_ranked
 from comparna.services.uncertainty import cluster_labels
@@ -331,13 +331,7 @@ def newest_snapshot_summaries(*, dataset: Dataset) -> list[RankingSnapshot]:
     """The newest snapshot of each subset × definition of ``dataset`` without its report and inputs (a
     report grows with the square of the methods), with ``n_methods`` and ``n_targets``: stored in the
     background (:class:`RankingStatus`), else computed by the database (the rankings index, issue 28)."""
-    out = []
-    for subset in dataset.subsets.all():
-        for definition in subset.definitions():
-            snap = subset.rankings.filter(definition=definition).defer("report", "inputs").first()
-            if snap is not None:
-                snap.subset = subset
-                out.append(snap)
+    out = list(newest_snapshots(dataset=dataset).values())
     rows = RankingStatus.objects.filter(snapshot__in=[s.pk for s in out])
     stored = {pk: (m, t) for pk, m, t in rows.values_list("snapshot_id", "n_methods", "n_targets")}
     missing = RankingSnapshot.objects.filter(pk__in=[s.pk for s in out if s.pk not in stored])  # no row yet:
