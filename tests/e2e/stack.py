@@ -7,8 +7,10 @@ free ports, and is stopped (process groups killed) when the context exits.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import glob
+import hashlib
 import os
 import shutil
 import signal
@@ -17,7 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,34 +59,89 @@ def _pg_bin() -> Path:
     return Path(found[-1]).parent
 
 
+# Clusters of this process copied instead of running initdb (4 s) and migrate (10 s: mostly Django starting)
+# for every stack: an initdb'd one, and migrated ones by the fingerprint of the migration files they were
+# migrated with. A copy of a stopped cluster is the cluster those commands would have made again (the data
+# migrations only touch existing rows; only Django's own apps listen to post_migrate).
+_TEMPLATES: dict[str, Path] = {}
+
+
+def _migrations_fingerprint() -> str:
+    digest = hashlib.sha256()
+    for top in ("comparna", "predictors", "ingest"):
+        for path in sorted((REPO / top).rglob("migrations/*.py")):
+            digest.update(str(path.relative_to(REPO)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _template_root() -> Path:
+    if "root" not in _TEMPLATES:
+        root = Path(tempfile.mkdtemp(prefix="comparna-pg-templates-"))
+        if os.geteuid() == 0:
+            shutil.chown(root, "postgres")
+            os.chmod(root, 0o755)
+        atexit.register(shutil.rmtree, root, True)
+        _TEMPLATES["root"] = root
+    return _TEMPLATES["root"]
+
+
+def _pg_run(cmd: list[str]) -> None:
+    """Run a PostgreSQL command (as the ``postgres`` user when root: the server refuses to run as root)."""
+    if os.geteuid() == 0:
+        cmd = ["su", "postgres", "-s", "/bin/sh", "-c", " ".join(_quote(c) for c in cmd)]
+    subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
+
+
+def _initdb_template() -> Path:
+    if "initdb" not in _TEMPLATES:
+        data = _template_root() / "initdb"
+        _pg_run([str(_pg_bin() / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"])
+        _TEMPLATES["initdb"] = data
+    return _TEMPLATES["initdb"]
+
+
 @contextlib.contextmanager
-def postgres() -> Iterator[str]:
-    """Yield a DATABASE_URL of a fresh PostgreSQL cluster on 127.0.0.1."""
+def postgres(migrate: Callable[[str], object] | None = None) -> Iterator[str]:
+    """Yield a DATABASE_URL of a fresh PostgreSQL cluster on 127.0.0.1 (a copy of one initdb'd per process).
+
+    With ``migrate`` (called with the URL: it migrates the empty database) the database is migrated: a copy of
+    the cluster migrated earlier in this process with the same migration files, else ``migrate`` is called and
+    the migrated cluster kept for the next ones.
+    """
     bindir = _pg_bin()
     root = Path(tempfile.mkdtemp(prefix="comparna-pg-"))
     data, sock = root / "data", root / "sock"
     sock.mkdir()
     port = free_port()
-    as_root = os.geteuid() == 0
-    if as_root:
+    if os.geteuid() == 0:
         shutil.chown(root, "postgres")
         shutil.chown(sock, "postgres")
         os.chmod(root, 0o755)
 
-    def run(cmd: list[str]) -> None:
-        if as_root:
-            cmd = ["su", "postgres", "-s", "/bin/sh", "-c", " ".join(_quote(c) for c in cmd)]
-        subprocess.run(cmd, check=True, capture_output=True, text=True, timeout=120)
-
     opts = f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200"
+    start = [str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-o", opts, "-w", "start"]
+    fingerprint = _migrations_fingerprint() if migrate is not None else ""
+    migrated = _TEMPLATES.get(f"migrated-{fingerprint}") if migrate is not None else None
+    url = f"postgres://postgres@127.0.0.1:{port}/comparna"
     try:
-        run([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "-E", "UTF8"])
-        run([str(bindir / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-o", opts, "-w", "start"])
-        run([str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "comparna"])
-        yield f"postgres://postgres@127.0.0.1:{port}/comparna"
+        _pg_run(["cp", "-a", str(migrated or _initdb_template()), str(data)])
+        _pg_run(start)
+        if migrated is None:
+            _pg_run(
+                [str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "comparna"]
+            )
+            if migrate is not None:
+                migrate(url)
+                if _migrations_fingerprint() == fingerprint:  # unchanged while it ran: keep a stopped copy
+                    _pg_run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"])
+                    template = _template_root() / f"migrated-{fingerprint[:16]}"
+                    _pg_run(["cp", "-a", str(data), str(template)])
+                    _TEMPLATES[f"migrated-{fingerprint}"] = template
+                    _pg_run(start)
+        yield url
     finally:
         with contextlib.suppress(Exception):
-            run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
+            _pg_run([str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"])
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -104,14 +161,23 @@ class Service:
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> None:
         if self.proc.poll() is None:
+            self.send_signal(sig)
+            self.wait_stopped(timeout)
+
+    def send_signal(self, sig: int) -> None:
+        """Send ``sig`` to the process group, unless the process has ended."""
+        if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, sig)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+
+    def wait_stopped(self, timeout: float = 20) -> None:
+        """Wait for the process to end; SIGKILL its group after ``timeout`` seconds."""
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
 
     def tail(self, n: int = 4000) -> str:
         try:
@@ -246,24 +312,35 @@ def redis_server() -> Iterator[tuple[int, subprocess.Popen]]:
 def production_stack(extra_env: dict | None = None) -> Iterator[Stack]:
     """PostgreSQL + Redis, migrated; start workers, beat and gunicorn through the returned Stack."""
     workdir = Path(tempfile.mkdtemp(prefix="comparna-e2e-"))
-    with postgres() as database_url, redis_server() as (redis_port, _):
-        env = {
-            **os.environ,
-            "DATABASE_URL": database_url,
-            "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
-            "COMPARNA_DATA_DIR": str(workdir / "data"),
-            "DJANGO_SETTINGS_MODULE": "comparna.settings",
-            "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}",
-            **(extra_env or {}),
-        }
-        stack = Stack(env=env, workdir=workdir, redis_port=redis_port)
-        try:
-            stack.manage("migrate", "--noinput")
-            yield stack
-        finally:
-            for svc in reversed(list(stack.services.values())):
-                svc.stop()
-            shutil.rmtree(workdir, ignore_errors=True)
+    with redis_server() as (redis_port, _):
+
+        def environment(database_url: str) -> dict:
+            return {
+                **os.environ,
+                "DATABASE_URL": database_url,
+                "CELERY_BROKER_URL": f"redis://127.0.0.1:{redis_port}/0",
+                "COMPARNA_DATA_DIR": str(workdir / "data"),
+                "DJANGO_SETTINGS_MODULE": "comparna.settings",
+                "PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}",
+                **(extra_env or {}),
+            }
+
+        def migrate(database_url: str) -> None:
+            Stack(env=environment(database_url), workdir=workdir).manage("migrate", "--noinput")
+
+        # migrated once a process: the next stacks start from a copy of that cluster
+        with postgres(migrate=migrate) as database_url:
+            stack = Stack(env=environment(database_url), workdir=workdir, redis_port=redis_port)
+            try:
+                yield stack
+            finally:
+                # every service told to stop (SIGTERM) at once, then each waited for: their shutdowns overlap
+                services = list(reversed(stack.services.values()))
+                for svc in services:
+                    svc.send_signal(signal.SIGTERM)
+                for svc in services:
+                    svc.wait_stopped()
+                shutil.rmtree(workdir, ignore_errors=True)
 
 
 def restart_redis(stack: Stack) -> Service:
