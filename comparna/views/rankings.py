@@ -24,6 +24,7 @@ from comparna.services.pages.common import (
     data_version,
     report_values,
 )
+from comparna.services.pages.rank_history import subset_history
 from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.rankings import (
     KIND_FILTERS,
@@ -38,7 +39,6 @@ from comparna.services.pages.rankings import (
     ranking_rows_of,
     snapshot_protocol,
     sort_and_filter,
-    subset_history_figure,
 )
 from comparna.services.progress import prediction_progress
 from comparna.services.summaries import unranked_summary
@@ -214,7 +214,8 @@ class SubsetRankingView(View):
                     "dir": direction,
                     "kind": kind,
                     "has_comparative": any(r["comparative"] for r in rows),
-                    "history_json": subset_history_figure(snap),
+                    "history": (history := subset_history(snap)),
+                    "history_json": history["figure"],
                     "others": others,
                     "siblings": siblings,
                     "robustness": robustness or [],

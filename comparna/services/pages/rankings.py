@@ -24,7 +24,6 @@ from comparna.services.pages.common import (
     report_value,
     report_values,
 )
-from comparna.services.pages.figures import rank_history_figure
 from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.ranking_scope import common_targets, is_ranked
@@ -209,32 +208,6 @@ def sort_and_filter(
     elif kind == "comparative":
         out = [r for r in out if r["comparative"]]
     return out
-
-
-def snapshot_history(*, subset: Subset, definition: str) -> list[dict]:
-    """Every snapshot of a subset × definition, oldest first: ``{"pk", "at", "ranks": {method: rank}}``."""
-    out = []
-    for pk, at, rows in (
-        RankingSnapshot.objects.filter(subset=subset, definition=definition)
-        .order_by("computed_at", "pk")
-        .values_list("pk", "computed_at", KeyTransform("methods", "report"))  # the rows, not whole reports
-    ):
-        ranks = {r["method"]: r["rank"] for r in rows or [] if is_ranked(r)}
-        out.append({"pk": pk, "at": at, "ranks": ranks})
-    return out
-
-
-def subset_history_figure(snapshot: RankingSnapshot) -> str | None:
-    """Rank history of the snapshot's subset up to the newest snapshot (cached per newest snapshot pk)."""
-    newest = (
-        RankingSnapshot.objects.filter(subset=snapshot.subset_id, definition=snapshot.definition)
-        .values_list("pk", flat=True)
-        .first()
-    )
-    return cached(
-        f"history:{snapshot.subset_id}:{snapshot.definition}:{newest}",
-        lambda: rank_history_figure(snapshot_history(subset=snapshot.subset, definition=snapshot.definition)),
-    )
 
 
 def pairwise_matrix(snapshot: RankingSnapshot) -> dict:
