@@ -18,6 +18,7 @@ def urls() -> dict[str, str]:
     biggest = max(Dataset.objects.all(), key=lambda d: d.targets.count())
     pdb = Dataset.objects.get(slug="pdb")
     method = Method.objects.order_by("name").first()
+    busiest = most_predicted_method() or method
     a, b = Method.objects.order_by("name").values_list("pk", flat=True)[:2]
     target = Target.objects.filter(dataset=biggest).order_by("-length").first()
     snap = RankingSnapshot.objects.filter(subset__dataset=biggest, subset__slug="all").first()
@@ -32,6 +33,7 @@ def urls() -> dict[str, str]:
         "methods": "/methods/",
         "method": f"/methods/{method.pk}/",
         "method predictions": f"/methods/{method.pk}/predictions/",
+        "method (most predictions)": f"/methods/{busiest.pk}/",
         "method status": f"/methods/{method.name}/status/",
         "families": f"/families/{biggest.slug}/",
         "families pdb": f"/families/{pdb.slug}/",
@@ -57,6 +59,21 @@ def urls() -> dict[str, str]:
     for name in ("datasets", "targets", "methods", "predictions", "scores", "rankings"):
         out[f"api {name}"] = f"/api/{name}/"
     return out
+
+
+def most_predicted_method():
+    """The public method with the most successful (scored) predictions: its page shows the most (failures,
+    counts); from the tallies when they were counted, else counted here."""
+    from django.db.models import Count, Sum
+
+    from comparna.tallies.models import PredictionTally
+    from predictors.models import Method, Prediction
+
+    ok = PredictionTally.objects.filter(subset__isnull=True, status="ok", self_reported=False)
+    top = (ok.values("method_version__method").annotate(n=Sum("n")).order_by("-n").first()
+           or Prediction.objects.public().ok().values("method_version__method")
+           .annotate(n=Count("id")).order_by("-n").first())
+    return Method.objects.public().filter(pk=top["method_version__method"]).first() if top else None
 
 
 def percentiles(cold: list[float], warm: list[float]) -> dict:
