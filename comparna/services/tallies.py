@@ -8,7 +8,8 @@ its snapshot is settled; computed from the predictions table in a request, those
 self-reported flag, with the throughput window's finished counts, into :class:`comparna.tallies.models`
 (a few thousand rows), counts the targets per dataset and subset, and checks in the background whether each
 newest ranking snapshot's inputs are still current. The pages read those rows: :func:`progress_counts`,
-:func:`subset_status_counts`, :func:`inputs_current`, :func:`target_counts`.
+:func:`subset_status_counts`, :func:`inputs_current`, :func:`target_counts`, :func:`version_tallies` (a
+method's page).
 
 Until the first refresh has run (a fresh install, the tests) the readers answer None and the caller counts
 live, as before.
@@ -34,6 +35,9 @@ from predictors.models import Method, Prediction
 #: The throughput window (minutes) the refresh counts finished predictions in (progress.WINDOW_MINUTES).
 WINDOW_MINUTES = 15
 UNFINISHED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
+#: The runner of a structure a method's web service sent back for a job CompaRNA sent it (an upload that is
+#: not blind: :data:`comparna.services.pages.methods.ORIGINS`).
+SERVICE_UPLOAD = "upload (callback)"
 #: A freshness check older than this is redone even when the subset's tallies did not change (re-scoring).
 RECHECK = dt.timedelta(minutes=10)
 
@@ -41,7 +45,8 @@ RECHECK = dt.timedelta(minutes=10)
 def _scoped(values: tuple[str, ...], recent: Q):
     return (
         Prediction.objects.values(*values, "method_version_id", "status", "self_reported")
-        .annotate(n=Count("id"), recent=Count("id", filter=recent), first=Min("started_at", filter=recent))
+        .annotate(n=Count("id"), recent=Count("id", filter=recent), first=Min("started_at", filter=recent),
+                  blind=Count("id", filter=Q(uploaded=True) & ~Q(runner=SERVICE_UPLOAD)))
         .order_by()
     )
 
@@ -78,7 +83,7 @@ def refresh_tallies(*, window_minutes: float = WINDOW_MINUTES, now: dt.datetime 
                 PredictionTally(
                     run=run, dataset_id=ds, subset_id=sub, method_version_id=r["method_version_id"],
                     status=r["status"], self_reported=r["self_reported"], n=r["n"], recent=r["recent"],
-                    first_started=r["first"],
+                    first_started=r["first"], blind=r["blind"],
                 )
                 for ds, sub, r in rows
             ],
@@ -154,6 +159,17 @@ def progress_counts(
         {name: (n, first) for name, (n, first) in recent.items()},
         run,
     )
+
+
+def version_tallies(*, versions) -> tuple[list[tuple[int, str, bool, int, int]], TallyRun] | None:
+    """The predictions of these method versions (pks) on all datasets as last counted: ``(version, status,
+    self_reported, n, blind)`` rows and their run; None before the first refresh (the caller counts). A few
+    rows per version, whatever the number of predictions (the method page, issue 28)."""
+    run = current_run()
+    if run is None:
+        return None
+    rows = PredictionTally.objects.filter(run=run, subset__isnull=True, method_version__in=list(versions))
+    return list(rows.values_list("method_version_id", "status", "self_reported", "n", "blind")), run
 
 
 def subset_status_counts(*, subset: Subset) -> dict[str, dict[str, int]] | None:

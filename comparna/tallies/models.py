@@ -27,7 +27,8 @@ class TallyRun(models.Model):
 class PredictionTally(models.Model):
     """Predictions of one method version in one state on one dataset (``subset`` empty) or one subset,
     split by ``self_reported``; ``recent`` of them finished (and ran) within the run's window before its
-    ``computed_at``, the first of those started at ``first_started``."""
+    ``computed_at``, the first of those started at ``first_started``; ``blind`` of them uploaded blind (the
+    method page's origins)."""
 
     run = models.ForeignKey(TallyRun, on_delete=models.CASCADE, related_name="tallies")
     dataset = models.ForeignKey("comparna.Dataset", on_delete=models.CASCADE, related_name="+")
@@ -39,6 +40,10 @@ class PredictionTally(models.Model):
     n = models.PositiveIntegerField()
     recent = models.PositiveIntegerField(default=0)
     first_started = models.DateTimeField(null=True, blank=True)
+    blind = models.PositiveIntegerField(
+        default=0, db_default=0,
+        help_text="Of them, uploaded by the method's owner, not answered by its service (blind).",
+    )
 
     class Meta:
         indexes = [

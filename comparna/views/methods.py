@@ -7,13 +7,13 @@ from django.views.generic import ListView, TemplateView
 
 from comparna.services.pages.methods import (
     PREDICTION_STATES,
+    method_counts,
     method_failures,
     method_predictions,
     method_rank_history,
     method_rankings,
     method_summary,
     prediction_counts,
-    prediction_origins,
 )
 from predictors.core.spec import argv_placeholders
 from predictors.models import Method
@@ -39,7 +39,8 @@ class MethodDetailView(TemplateView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         method = get_object_or_404(Method.objects.public(), pk=kwargs["pk"])
-        failures, failure_counts = method_failures(method)
+        # counted in the background (tallies): never the method's predictions in a request
+        counts = method_counts(method)
         current = method.current_version
         # computed in the background (refresh_method_summaries): never from all its scores in a request
         summary = method_summary(method)
@@ -54,12 +55,14 @@ class MethodDetailView(TemplateView):
             summary_at=summary.computed_at if summary else None,
             performance=summary.data["performance"] if summary else None,
             pr=summary.data["pr"] if summary else None,
-            failures=failures,
-            failure_counts=failure_counts,
+            failures=method_failures(method),  # the newest few
+            failure_counts=counts["failures"],
+            failure_total=sum(counts["failures"].values()),
+            counted_at=counts["counted_at"],
             rankings=(rankings := method_rankings(method)),
             rankings_provisional=any(not r["settled"] for r in rankings),
-            prediction_counts=prediction_counts(method),
-            origins=prediction_origins(method),
+            prediction_counts=counts["predictions"],
+            origins=counts["origins"],
             training=training_section(method, self.request.user),
         )
         return ctx

@@ -24,6 +24,7 @@ from comparna.services.pages.common import (
     length_bin,
 )
 from comparna.services.pages.figures import PrLine, method_rank_figure, pr_curve_figure
+from comparna.services.tallies import SERVICE_UPLOAD, version_tallies
 from comparna.tallies.models import MethodStanding, MethodSummary
 from predictors.models import Method, Prediction
 
@@ -241,21 +242,66 @@ def method_pr_curve(method: Method) -> dict | None:
     return {"figure": pr_curve_figure(lines), "curves": curves, "precision_convention": PRECISION_CONVENTION}
 
 
-def method_failures(method: Method, *, limit: int = 200) -> tuple[list[Prediction], dict[str, int]]:
-    """The method's failed runs (all versions but one awaiting staff approval), newest first, and their
-    counts by state."""
-    qs = Prediction.objects.public().filter(
+#: The failed runs a method's page lists (the newest); all of them: its predictions list, by state.
+FAILURE_ROWS = 20
+
+
+def _failures(method: Method):
+    """The method's public failed runs of all versions but one awaiting staff approval."""
+    return Prediction.objects.public().filter(
         method_version__method=method, method_version__pending_review=False, status__in=FAILED_STATES
     )
-    counts = dict(qs.values_list("status").annotate(n=Count("id")).order_by())
-    rows = list(
-        qs.select_related("target", "method_version")
+
+
+def method_failures(method: Method, *, limit: int = FAILURE_ROWS) -> list[Prediction]:
+    """The method's newest ``limit`` failed runs (all versions but one awaiting staff approval): their ids
+    are picked from its predictions alone, then only those rows are joined to their targets."""
+    newest = list(_failures(method).order_by("-finished_at", "-pk").values_list("pk", flat=True)[:limit])
+    return list(
+        Prediction.objects.filter(pk__in=newest).select_related("target", "method_version")
         # not the structures, sequences or specs
         .only("target__source_id", "target__length", "method_version__version", "status", "runtime_s",
               "error", "finished_at")
-        .order_by("-finished_at", "-pk")[:limit]
+        .order_by("-finished_at", "-pk")
     )
-    return rows, counts
+
+
+def method_counts(method: Method) -> dict:
+    """What the method page counts of its predictions: ``{"predictions": {state: n}`` (the current version's
+    public ones), ``"failures": {state: n}`` (:func:`method_failures`' runs), ``"origins"``
+    (:func:`prediction_origins`), ``"counted_at"}``: read from the tallies the background refresh counts
+    every minute (a few rows per version, :func:`comparna.services.tallies.version_tallies`), at
+    ``counted_at``; before the first refresh counted here (``counted_at`` None)."""
+    version = method.current_version
+    shown = set(method.versions.filter(pending_review=False).values_list("pk", flat=True))
+    tallied = version_tallies(versions=[*shown, *([version.pk] if version else [])])
+    if tallied is None:
+        return {"predictions": prediction_counts(method), "origins": prediction_origins(method),
+                "failures": dict(_failures(method).values_list("status").annotate(n=Count("id")).order_by()),
+                "counted_at": None}
+    rows, run = tallied
+    current, failures = defaultdict(int), defaultdict(int)
+    origins = dict.fromkeys(ORIGINS, 0)
+    kind = (version.spec.get("kind") or "command") if version else "command"
+    for pk, status, self_reported, n, blind in rows:
+        if pk in shown and status in FAILED_STATES and not self_reported:
+            failures[status] += n
+        if version is None or pk != version.pk:
+            continue
+        if not self_reported:
+            current[status] += n
+        if status == Prediction.Status.OK:  # as origin_of says of each prediction
+            if self_reported:
+                origins["self_reported"] += n
+            else:
+                origins["blind"] += blind
+                origins["service" if kind == "web" else "computed"] += n - blind
+    return {
+        "predictions": {s.value: current[s] for s in PREDICTION_STATES if current.get(s)},
+        "failures": {s.value: failures[s] for s in FAILED_STATES if failures.get(s)},
+        "origins": [{"origin": k, "label": ORIGINS[k], "n": n} for k, n in origins.items() if n],
+        "counted_at": run.computed_at,
+    }
 
 
 def method_rankings(method: Method) -> list[dict]:
@@ -381,6 +427,6 @@ def origin_of(*, uploaded: bool, self_reported: bool, runner: str, kind: str) ->
     """The :data:`ORIGINS` key of one prediction."""
     if self_reported:
         return "self_reported"
-    if uploaded and runner != "upload (callback)":
+    if uploaded and runner != SERVICE_UPLOAD:
         return "blind"
     return "service" if kind == "web" else "computed"
