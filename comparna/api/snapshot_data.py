@@ -44,9 +44,9 @@ def _immutable_data(snapshot: RankingSnapshot) -> dict:
 def snapshot_state(pk: int, snapshot: RankingSnapshot | None = None) -> dict:
     """Whether the snapshot is settled, with the definition's link — what changes while a snapshot stays the
     same, so it is added to the immutable data on every answer
-    (:func:`comparna.services.summaries.snapshot_states`)."""
+    (:func:`comparna.services.pages.ranking_status.snapshot_states`)."""
+    from comparna.services.pages.ranking_status import snapshot_states
     from comparna.services.pages.rankings import state_fields
-    from comparna.services.summaries import snapshot_states
 
     if snapshot is None:
         snapshot = (
@@ -64,12 +64,13 @@ def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
     """The list's entries of ``snapshots`` (fetched without their reports): each method's main columns from
     the stored summaries (:class:`comparna.models.RankingSnapshotSummary`, read from the report only for a
     snapshot stored since the last background run) and the state
-    (:func:`comparna.services.summaries.snapshot_states`)."""
+    (:func:`comparna.services.pages.ranking_status.snapshot_states`)."""
     from django.urls import reverse
 
     from comparna.models import RankingSnapshotSummary
+    from comparna.services.pages.ranking_status import snapshot_states
     from comparna.services.pages.rankings import state_fields
-    from comparna.services.summaries import snapshot_states, snapshot_summary_fields
+    from comparna.services.summaries import snapshot_summary_fields
 
     pks = [snap.pk for snap in snapshots]
     stored = {

@@ -303,8 +303,8 @@ def test_snapshot_states_read_from_the_stored_rows_are_ranking_state(client, sit
     rows the background stores."""
     from django.core.cache import cache
 
+    from comparna.services.pages.ranking_status import snapshot_states
     from comparna.services.progress import ranking_state
-    from comparna.services.summaries import snapshot_states
     from comparna.tallies.models import RankingStatus
     from comparna.tasks import refresh_tallies_task
 

@@ -309,9 +309,9 @@ def method_rankings(method: Method) -> list[dict]:
     the same rank, rank interval and MCC on the same n targets as that snapshot's ranking page (the
     target-level view, :func:`comparna.services.pages.rankings.snapshot_view`), and whether the snapshot is
     settled or provisional."""
+    from comparna.services.pages.ranking_status import snapshot_states
     from comparna.services.pages.rankings import snapshot_view
     from comparna.services.ranking_scope import is_ranked
-    from comparna.services.summaries import snapshot_states
 
     out = []
     subsets = list(Subset.objects.select_related("dataset").order_by("dataset__name", "order", "slug"))

@@ -298,3 +298,58 @@ def ranking_live(snapshot: RankingSnapshot) -> dict:
     state changes (part of the page's cache key). Read from the row :func:`store_ranking_status` stored,
     computed without one."""
     return ranking_lives([snapshot])[snapshot.pk]
+
+
+def snapshot_states(snapshots) -> dict[int, dict]:
+    """Each snapshot's :func:`comparna.services.progress.ranking_state`, from the state columns of the live
+    state stored for the newest snapshot of its subset × definition (:class:`comparna.tallies.models.
+    RankingStatus`, :func:`store_ranking_status`): a few queries for a whole list (the API's list of
+    snapshots, a method's page), not the rows' progress and reasons. An older snapshot is provisional ("a
+    newer snapshot exists") with the unfinished predictions of its subset, which are its newest snapshot's.
+    A ranking without a row that can be used (missing, or stale: :func:`ranking_lives`'s rules) is asked of
+    ``ranking_lives``, which computes it."""
+    from django.db.models import OuterRef, Subquery
+
+    from comparna.models import RankingSnapshot
+    from comparna.services.progress import state_of
+    from comparna.services.tallies import current_run
+    from comparna.tallies.models import RankingStatus
+
+    if not snapshots:
+        return {}
+    newest_pk = (
+        RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
+        .order_by("-computed_at", "-pk")
+        .values("pk")[:1]
+    )
+    newest_of = dict(
+        RankingSnapshot.objects.filter(pk__in=[snap.pk for snap in snapshots])
+        .annotate(newest=Subquery(newest_pk))
+        .values_list("pk", "newest")
+    )
+    rows = {
+        pk: (pending, current, tally_at)
+        for pk, pending, current, tally_at in RankingStatus.objects.filter(
+            snapshot__in=set(newest_of.values())
+        ).values_list("snapshot_id", "pending", "inputs_current", "tally_at")
+    }
+    run = current_run() if rows else None
+    facts = {  # newest pk -> (pending, inputs_current) of the rows that can be used
+        pk: (pending, current)
+        for pk, (pending, current, tally_at) in rows.items()
+        if run is not None and run.computed_at - tally_at <= STALE and (pending or current is not None)
+    }
+    if unknown := set(newest_of.values()) - set(facts):
+        lives = ranking_lives(
+            RankingSnapshot.objects.filter(pk__in=unknown).select_related("dataset", "subset")
+            .defer("report", "inputs")
+        )
+        facts |= {pk: (live["state"]["pending"], live["state"].get("inputs_current"))
+                  for pk, live in lives.items()}
+    out = {}
+    for snap in snapshots:
+        newest = newest_of[snap.pk]
+        pending, current = facts[newest]
+        out[snap.pk] = state_of(pending=pending, newest=newest == snap.pk,
+                                inputs_current=current if newest == snap.pk else None)
+    return out
