@@ -212,3 +212,35 @@ def test_the_comparison_draws_mean_mcc_with_intervals_overall_per_length_and_per
         else:
             n_common = int(re.search(r'id="n-common">(\d+)<', page).group(1))
             assert labels[0] == f"all common targets (n = {n_common})"
+
+
+def test_a_comparison_reads_only_the_common_targets_scores(site):
+    """The comparison asks for the two methods' scores on their common targets only (by id), from the
+    report's bitmaps, never the whole report; a pair without a common target reads no score at all."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from comparna.services.pages.snapshot_data import scored_counts, snapshot_scores
+    from comparna.services.ranking_scope import scored_targets
+
+    snap = RankingSnapshot.objects.defer("report").get(pk=snapshots()[0].pk)
+    whole = RankingSnapshot.objects.get(pk=snap.pk).report
+    common = scored_targets(whole, "GoodFold") & scored_targets(whole, "MidFold")
+    assert 0 < len(common) < len(whole["target_sources"])
+    with CaptureQueriesContext(connection) as queries:
+        got = snapshot_scores(snap, ["GoodFold", "MidFold"], common_only=True)
+    assert {s.source_id for s in got} == common and len(got) == 2 * len(common)
+    every = snapshot_scores(snap, ["GoodFold", "MidFold"])
+    assert sorted((s.method, s.source_id) for s in got) == sorted(
+        (s.method, s.source_id) for s in every if s.source_id in common
+    )
+    assert not any('"report"' in q["sql"] and "->" not in q["sql"] and "#>" not in q["sql"]
+                   for q in queries.captured_queries if "ranking" in q["sql"].lower())
+    counts = scored_counts(snap, ["GoodFold", "MidFold", "NoSuchFold"])
+    assert counts == {"GoodFold": len(scored_targets(whole, "GoodFold")),
+                      "MidFold": len(scored_targets(whole, "MidFold")), "NoSuchFold": 0}
+    with CaptureQueriesContext(connection) as queries:
+        assert snapshot_scores(snap, ["GoodFold", "NoSuchFold"], common_only=True) == []
+    from comparna.models import Score
+
+    assert not any(Score._meta.db_table in q["sql"] for q in queries.captured_queries)

@@ -38,9 +38,10 @@ from comparna.services.pages.common import (
     current_scores,
     length_bin,
     report_value,
+    report_values,
 )
 from comparna.services.pages.figures import comparison_scatter_figure, group_mcc_figure
-from comparna.services.pages.snapshot_data import snapshot_scores
+from comparna.services.pages.snapshot_data import scored_counts, snapshot_scores
 from comparna.services.uncertainty import (
     cluster_labels,
     history_rows,
@@ -243,7 +244,13 @@ def compare_methods(*, snapshot: RankingSnapshot, a: Method, b: Method) -> Compa
 
     def compute() -> Comparison:
         scores, targets, source = comparison_scores(snapshot, a.name, b.name)
-        scored = {"a": sum(s.method == a.name for s in scores), "b": sum(s.method == b.name for s in scores)}
+        # a snapshot's scores here are the common targets': each method's own count is in the report
+        counts = (
+            scored_counts(snapshot, [a.name, b.name])
+            if source == "snapshot"
+            else {m: sum(s.method == m for s in scores) for m in (a.name, b.name)}
+        )
+        scored = {"a": counts[a.name], "b": counts[b.name]}
         by_target: dict[int, dict[str, TargetScore]] = defaultdict(dict)
         for s in scores:
             by_target[s.target_id][s.method] = s
@@ -414,12 +421,12 @@ def comparison_scores(
     it was computed — so the common targets are those of its matrix. An older snapshot gives ``"live"``
     data: the current versions' current scores.
     """
-    scores = snapshot_scores(snapshot, [a, b])
+    scores = snapshot_scores(snapshot, [a, b], common_only=True)
     if scores is None:
         scores = current_scores(definition=snapshot.definition, subset=snapshot.subset, methods=[a, b])
         targets = list(snapshot.subset.targets.order_by("source_id").values_list("source_id", flat=True))
         return scores, targets, "live"
-    return scores, list(snapshot.report["target_sources"]), "snapshot"
+    return scores, list(report_values(snapshot, ("target_sources",))[0]), "snapshot"
 
 
 def _grouped_cis(rows: list[dict], *, key, seed: int, order: list[str] | None = None) -> list[dict]:
