@@ -202,7 +202,13 @@ def unseen_comparison(dataset: Dataset, definition: str) -> dict | None:
     report = row.report
     unseen = {m["method"]: m for m in report.get("methods", [])}
     full = report.get("full_ranks", {})
-    full_snapshot = RankingSnapshot.objects.filter(pk=report.get("full_snapshot")).first()
+    # its state and link only: not its report and inputs (about 10 MB at 100 methods)
+    full_snapshot = (
+        RankingSnapshot.objects.filter(pk=report.get("full_snapshot"))
+        .select_related("dataset", "subset")
+        .defer("report", "inputs")
+        .first()
+    )
     directory = method_directory()
     names = dict(Dataset.objects.values_list("slug", "name"))  # a reader sees a dataset's name, not its slug
     out = []
