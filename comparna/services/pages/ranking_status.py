@@ -244,12 +244,33 @@ def newest_snapshots(*, dataset) -> dict[tuple[int, str], RankingSnapshot]:
     return out
 
 
+def _usable(tally_at, pending: int, inputs_current: bool | None, *, run, newest: bool) -> bool:
+    """Whether a stored row's state can be shown: counted within :data:`STALE` of the current tallies, and
+    for the newest snapshot, either something is unfinished or its inputs were checked (a row stored while
+    its snapshot was not the newest was never checked)."""
+    if run is None or run.computed_at - tally_at > STALE:
+        return False
+    return not (newest and not pending and inputs_current is None)
+
+
+def _newest_of(pks) -> dict[int, int]:
+    """For each snapshot pk, the pk of the newest snapshot of its subset × definition (one query)."""
+    newest_pk = (
+        RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
+        .order_by("-computed_at", "-pk")
+        .values("pk")[:1]
+    )
+    return dict(
+        RankingSnapshot.objects.filter(pk__in=list(pks))
+        .annotate(newest=Subquery(newest_pk))
+        .values_list("pk", "newest")
+    )
+
+
 def _from_row(row: RankingStatus | None, *, newest: bool, run) -> dict | None:
     """The live state of a stored row, or None when it cannot be used (missing, stale, or stored while its
     snapshot was not the newest and so never checked)."""
-    if row is None or run is None or run.computed_at - row.tally_at > STALE:
-        return None
-    if newest and not row.pending and row.inputs_current is None:
+    if row is None or not _usable(row.tally_at, row.pending, row.inputs_current, run=run, newest=newest):
         return None
     state = progress.state_of(pending=row.pending, newest=newest, inputs_current=row.inputs_current)
     sizes = {"n_methods": row.n_methods, "n_targets": row.n_targets,
@@ -272,16 +293,7 @@ def ranking_lives(snapshots) -> dict[int, dict]:
         return out
     pks = [s.pk for s in missing]
     rows = {row.snapshot_id: row for row in RankingStatus.objects.filter(snapshot__in=pks)}
-    newest_pk = (
-        RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
-        .order_by("-computed_at", "-pk")
-        .values("pk")[:1]
-    )
-    newest = dict(
-        RankingSnapshot.objects.filter(pk__in=pks)
-        .annotate(newest=Subquery(newest_pk))
-        .values_list("pk", "newest")
-    )
+    newest = _newest_of(pks)
     run = tallies.current_run() if rows else None
     for snapshot in missing:
         live = _from_row(rows.get(snapshot.pk), newest=newest.get(snapshot.pk) == snapshot.pk, run=run)
@@ -308,36 +320,19 @@ def snapshot_states(snapshots) -> dict[int, dict]:
     newer snapshot exists") with the unfinished predictions of its subset, which are its newest snapshot's.
     A ranking without a row that can be used (missing, or stale: :func:`ranking_lives`'s rules) is asked of
     ``ranking_lives``, which computes it."""
-    from django.db.models import OuterRef, Subquery
-
-    from comparna.models import RankingSnapshot
-    from comparna.services.progress import state_of
-    from comparna.services.tallies import current_run
-    from comparna.tallies.models import RankingStatus
-
     if not snapshots:
         return {}
-    newest_pk = (
-        RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
-        .order_by("-computed_at", "-pk")
-        .values("pk")[:1]
+    newest_of = _newest_of(snap.pk for snap in snapshots)
+    rows = list(
+        RankingStatus.objects.filter(snapshot__in=set(newest_of.values())).values_list(
+            "snapshot_id", "pending", "inputs_current", "tally_at"
+        )
     )
-    newest_of = dict(
-        RankingSnapshot.objects.filter(pk__in=[snap.pk for snap in snapshots])
-        .annotate(newest=Subquery(newest_pk))
-        .values_list("pk", "newest")
-    )
-    rows = {
-        pk: (pending, current, tally_at)
-        for pk, pending, current, tally_at in RankingStatus.objects.filter(
-            snapshot__in=set(newest_of.values())
-        ).values_list("snapshot_id", "pending", "inputs_current", "tally_at")
-    }
-    run = current_run() if rows else None
+    run = tallies.current_run() if rows else None
     facts = {  # newest pk -> (pending, inputs_current) of the rows that can be used
         pk: (pending, current)
-        for pk, (pending, current, tally_at) in rows.items()
-        if run is not None and run.computed_at - tally_at <= STALE and (pending or current is not None)
+        for pk, pending, current, tally_at in rows
+        if _usable(tally_at, pending, current, run=run, newest=True)
     }
     if unknown := set(newest_of.values()) - set(facts):
         lives = ranking_lives(
@@ -350,6 +345,7 @@ def snapshot_states(snapshots) -> dict[int, dict]:
     for snap in snapshots:
         newest = newest_of[snap.pk]
         pending, current = facts[newest]
-        out[snap.pk] = state_of(pending=pending, newest=newest == snap.pk,
-                                inputs_current=current if newest == snap.pk else None)
+        out[snap.pk] = progress.state_of(
+            pending=pending, newest=newest == snap.pk, inputs_current=current if newest == snap.pk else None
+        )
     return out
