@@ -118,8 +118,12 @@ def scored_targets(report: dict, method: str) -> set[str] | None:
     bits = report.get("scored", {}).get(method)
     if ids is None or bits is None:
         return None
-    mask = unpack(bits, len(ids))
-    return {pk for pk, on in zip(ids, mask, strict=True) if on}
+    return marked(ids, bits)
+
+
+def marked(ids: list[str], bits: str) -> set[str]:
+    """The ids a packed bitmap (:func:`pack`, one bit per id in order) marks."""
+    return {pk for pk, on in zip(ids, unpack(bits, len(ids)), strict=True) if on}
 
 
 def common_targets(report: dict) -> set[str] | None:

@@ -13,7 +13,7 @@ from django.db.models import Q
 
 from comparna.models import RankingSnapshot, Score
 from comparna.services.pages.common import TargetScore, report_values, target_scores
-from comparna.services.ranking_scope import unpack
+from comparna.services.ranking_scope import marked
 
 
 def snapshot_scores(
@@ -75,6 +75,4 @@ BY_ID_LIMIT = 1000
 
 def _scored(sources: list[str], bits: str | None) -> set[str]:
     """The target ids a method's bitmap in the report marks as scored (none without a bitmap)."""
-    if bits is None:
-        return set()
-    return {pk for pk, on in zip(sources, unpack(bits, len(sources)), strict=True) if on}
+    return set() if bits is None else marked(sources, bits)
