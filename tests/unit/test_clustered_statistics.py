@@ -36,7 +36,7 @@ def families(rng: np.random.Generator, n: int = 90):
     """Targets in families of very different sizes, with a family effect (correlated scores)."""
     sizes = [30, 15, 10, 8, 6, 5, 4, 3, 3, 2, 2, 1, 1]
     labels = [f"RF{k:05d}" for k, size in enumerate(sizes) for _ in range(size)][:n]
-    effect = {lab: rng.normal(0, 0.15) for lab in set(labels)}
+    effect = {lab: rng.normal(0, 0.15) for lab in sorted(set(labels))}  # not set order: PYTHONHASHSEED
     values = np.array([0.6 + effect[lab] + rng.normal(0, 0.05) for lab in labels])
     order = rng.permutation(len(labels))  # targets of a family are not contiguous
     return values[order], [labels[k] for k in order]
