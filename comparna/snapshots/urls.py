@@ -8,6 +8,7 @@ from comparna.snapshots.views import (
     SnapshotIndexView,
     SnapshotListView,
     SnapshotPairDownloadView,
+    SnapshotPairPickView,
 )
 
 app_name = "snapshots"
@@ -17,6 +18,7 @@ urlpatterns = [
     path("<slug:dataset>/", SnapshotListView.as_view(), name="list"),
     path("<slug:dataset>/<id:number>/", SnapshotDetailView.as_view(), name="detail"),
     path("<slug:dataset>/<id:number>/download", SnapshotDownloadView.as_view(), name="download"),
+    path("<slug:dataset>/compare/", SnapshotPairPickView.as_view(), name="pair-pick"),
     path(
         "<slug:dataset>/compare/<str:method_a>/<str:method_b>.csv",
         SnapshotPairDownloadView.as_view(),

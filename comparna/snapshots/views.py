@@ -6,7 +6,9 @@ import csv
 import re
 
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.utils.http import http_date
 from django.views import View
 from django.views.generic import TemplateView
@@ -178,6 +180,21 @@ class SnapshotDownloadView(View):
         for k, v in headers.items():
             response[k] = v
         return response
+
+
+class SnapshotPairPickView(View):
+    """The snapshot page's "Compare two methods" form (``?a=&b=&subset=``) sent to the pair CSV's URL by a
+    redirect: the form works without script (the site's CSP allows no inline handler)."""
+
+    def get(self, request, dataset: str):
+        ds = get_object_or_404(Dataset, slug=dataset)
+        a = get_object_or_404(Method.objects.public(), name=request.GET.get("a", ""))
+        b = get_object_or_404(Method.objects.public(), name=request.GET.get("b", ""))
+        url = reverse("snapshots:pair-download", args=[ds.slug, a.name, b.name])
+        subset = request.GET.get("subset", "")
+        if subset:
+            url += "?" + urlencode({"subset": get_object_or_404(Subset, dataset=ds, slug=subset).slug})
+        return redirect(url)
 
 
 class _Echo:
