@@ -8,8 +8,7 @@ import re
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
-from django.utils.http import urlencode
-from django.utils.http import http_date
+from django.utils.http import http_date, urlencode
 from django.views import View
 from django.views.generic import TemplateView
 
@@ -32,8 +31,11 @@ class SnapshotIndexView(TemplateView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         ctx["datasets"] = [
-            {"dataset": d, "snapshots": list(d.snapshots.order_by("-number")[: self.NEWEST]),
-             "count": d.snapshots.count()}
+            {
+                "dataset": d,
+                "snapshots": list(d.snapshots.order_by("-number")[: self.NEWEST]),
+                "count": d.snapshots.count(),
+            }
             for d in Dataset.objects.order_by("name")
         ]
         return ctx
