@@ -133,6 +133,7 @@ class DatasetEntry(models.Model):
         REDUNDANT = "redundant"
         TOO_SHORT = "too_short", "too short"
         NON_ACGU = "non_acgu", "non-ACGU symbols"
+        MULTI_MOLECULE = "multi_molecule", "several molecules"
         MALFORMED = "malformed"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="entries")
@@ -185,20 +186,34 @@ class ReferenceStructure(models.Model):
         return f"{self.target} ({self.definition})"
 
 
-def public_prediction_q(prefix: str = "") -> models.Q:
-    """The filter "counts publicly" on a Prediction (``prefix`` reaches it from a related model, e.g.
-    ``"prediction__"`` from a Score): a public method's prediction that is not self-reported (issue 26).
+def public_version_q(prefix: str = "") -> models.Q:
+    """The filter "its results may be public" on a MethodVersion (``prefix`` reaches it from a related model,
+    e.g. ``"method_version__"`` from a Prediction): a version staff approved (catalogue, staff-registered,
+    or an owner's version approved by "Make public": ``approved_at`` set, issue 36) of a public method.
 
-    Every public ranking, comparison, score list, page and snapshot goes through this one filter (through
-    ``predictors.models.PredictionQuerySet.public`` or :meth:`ScoreQuerySet.public`), so an upload of a
-    target's public reference can never reach them.
+    A version its owner saved and staff have not approved (a development method's, one awaiting review, one
+    withdrawn or replaced before approval) never is, whether current or old; nor is a version while it awaits
+    review (an older approved one its owner proposed again).
     """
     return models.Q(
         **{
-            f"{prefix}method_version__method__visibility": "public",
-            f"{prefix}self_reported": False,
+            f"{prefix}method__visibility": "public",
+            f"{prefix}approved_at__isnull": False,
+            f"{prefix}pending_review": False,
         }
     )
+
+
+def public_prediction_q(prefix: str = "") -> models.Q:
+    """The filter "counts publicly" on a Prediction (``prefix`` reaches it from a related model, e.g.
+    ``"prediction__"`` from a Score): a prediction of an approved version of a public method
+    (:func:`public_version_q`) that is not self-reported (issues 26, 36).
+
+    Every public ranking, comparison, score list, page, drawing, download, feed and snapshot goes through
+    this one filter (through ``predictors.models.PredictionQuerySet.public`` or :meth:`ScoreQuerySet.public`),
+    so an upload of a target's public reference or a version staff never approved can never reach them.
+    """
+    return public_version_q(f"{prefix}method_version__") & models.Q(**{f"{prefix}self_reported": False})
 
 
 def visible_prediction_q(user, prefix: str = "") -> models.Q:
@@ -212,7 +227,7 @@ def visible_prediction_q(user, prefix: str = "") -> models.Q:
 
 class ScoreQuerySet(models.QuerySet):
     def public(self) -> ScoreQuerySet:
-        """Scores that count publicly: of public methods' predictions that are not self-reported
+        """Scores that count publicly: of approved versions of public methods, not self-reported
         (:func:`public_prediction_q`, the one filter every public use goes through)."""
         return self.filter(public_prediction_q("prediction__"))
 
