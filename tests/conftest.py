@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import timing_report
 from tests.support.fixture_data import DATA, extract_mmcif
 
 REPO = Path(__file__).resolve().parents[1]
@@ -27,6 +28,9 @@ def pytest_configure(config):
     ``shutil.rmtree``) raises RecursionError and the whole session errors. Pytest keeps the newest three.
     """
     from predictors.core.removal import remove_tree
+
+    # per-file wall times (var/test-report.json) and the closing wall-time line (issue 39)
+    timing_report.register(config)
 
     root = Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}"
     if config.option.basetemp or not root.is_dir():
