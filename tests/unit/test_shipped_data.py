@@ -20,8 +20,17 @@ LIMIT_BYTES = 50 * 2**20
 def archives() -> list[Path]:
     """Every shipped file, in sub-folders too (ArchiveII), except README, checksums and licence texts."""
     return sorted(
-        p for p in DATA.rglob("*") if p.is_file() and p.name not in ("README.md", "SHA256SUMS", "COPYING")
+        p for p in DATA.rglob("*")
+        if p.is_file() and p.name not in ("README.md", "SHA256SUMS", "COPYING")
+        and not p.name.startswith("LICENSE")
     )
+
+
+def test_pdb_derived_sets_ship_their_licence_texts():
+    for name, first in (("LICENSE.rna3db_2d", "MIT License"), ("LICENSE.rnabench", "Apache License"),
+                        ("LICENSE.rnaformer", "Apache License")):
+        text = (DATA / "pdb_derived" / name).read_text()
+        assert first in text and "without" in text.lower(), name
 
 
 def rel(path: Path) -> str:
