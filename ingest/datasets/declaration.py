@@ -10,7 +10,11 @@ Filters, each entry excluded by the first one it fails (SCIENCE.md §3, the RNA 
 1. ``malformed``  -- the entry cannot be read (the reader's message);
 2. ``too_short``  -- fewer than ``min_length`` nt;
 3. ``non_acgu``   -- after upper-casing and T->U, a symbol other than A, C, G, U;
-4. ``redundant``  -- CD-HIT-EST, >= ``identity`` global identity and >= ``coverage_longer`` coverage of
+4. ``multi_molecule`` -- the source says the entry is several molecules written as one sequence (an RNA
+   STRAND header's "number of molecules: N", N > 1: e.g. PDB_00447, four copies of 1HVU's 30-nt
+   pseudoknot, one after the other). The chains cannot be recovered from the file (no chain breaks), so
+   the entry is left out rather than scored as one RNA;
+5. ``redundant``  -- CD-HIT-EST, >= ``identity`` global identity and >= ``coverage_longer`` coverage of
    the longer sequence, against the entry kept for its cluster (the longest; ties: smallest id).
 
 Subsets: ``all``; one per declared length bin; ``pk`` (at least two crossing pairs) and ``pk-<bin>``; and,
@@ -137,6 +141,7 @@ class DatasetDeclaration:
             "malformed": "malformed entry",
             "too_short": f"shorter than {self.min_length} nt",
             "non_acgu": "non-ACGU symbols",
+            "multi_molecule": "several molecules written as one sequence",
             "redundant": f"redundant (CD-HIT-EST {self.identity:.0%} identity, {self.coverage_longer:.0%} "
             "coverage of the longer)".replace("%", " %"),
         }
@@ -232,7 +237,7 @@ class Preparation:
         Sorted by entry id.
     steps : tuple of (str, int)
         Entries remaining after each step: ``read``, ``parsed``, ``length>=N``, ``ACGU only``,
-        ``non-redundant``.
+        ``one molecule``, ``non-redundant``.
     subset_counts : Mapping[str, int]
         Kept entries per subset slug.
     family_counts : Mapping[str, dict[str, int]]
@@ -273,7 +278,17 @@ def screen_entry(
     if bad:
         detail = "symbols " + " ".join(repr(c) for c in bad)
         return None, ExcludedEntry(item.entry_id, "non_acgu", detail, sequence=seq, family=family)
+    molecules = molecules_of(item)
+    if molecules > 1:
+        detail = f"{molecules} molecules concatenated ({item.length} nt in all)"
+        return None, ExcludedEntry(item.entry_id, "multi_molecule", detail, sequence=seq, family=family)
     return seq, None
+
+
+def molecules_of(entry: RawEntry) -> int:
+    """How many molecules the source says the entry holds (1 when it does not say)."""
+    value = entry.provenance.get("molecules") if entry.provenance else None
+    return value if isinstance(value, int) and value > 0 else 1
 
 
 def prepare_dataset(
@@ -309,7 +324,7 @@ def prepare_dataset(
     candidates: dict[str, tuple[RawEntry, str]] = {}
     excluded: list[ExcludedEntry] = []
     families_read: Counter[str] = Counter()
-    read = parsed = long_enough = 0
+    read = parsed = long_enough = acgu = 0
     for done, item in enumerate(read_source(path, decl.fmt, decl.options), start=1):
         read += 1
         seq, why = screen_entry(decl, item)
@@ -319,6 +334,8 @@ def prepare_dataset(
             parsed += 1
         if why is None or why.reason not in ("malformed", "too_short"):
             long_enough += 1
+        if why is None or why.reason == "multi_molecule":
+            acgu += 1
         if why is not None:
             excluded.append(why)
         else:
@@ -363,7 +380,8 @@ def prepare_dataset(
         ("read", read),
         ("parsed", parsed),
         (f"length>={decl.min_length}", long_enough),
-        ("ACGU only", len(candidates)),
+        ("ACGU only", acgu),
+        ("one molecule", len(candidates)),
         ("non-redundant", len(kept)),
     )
     return Preparation(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import tarfile
 import time
 
@@ -110,7 +111,8 @@ def test_prepare_small_directory(tmp_path):
     assert {e.entry_id: e.reason for e in prep.excluded} == {
         "RFA_00002": "redundant", "RFA_00004": "non_acgu", "RFA_00005": "too_short", "RFA_00006": "malformed"}
     assert prep.steps == (
-        ("read", 6), ("parsed", 5), ("length>=20", 4), ("ACGU only", 3), ("non-redundant", 2))
+        ("read", 6), ("parsed", 5), ("length>=20", 4), ("ACGU only", 3), ("one molecule", 3),
+        ("non-redundant", 2))
     assert prep.subset_counts == {"all": 2, "long": 1, "short": 1, "pk": 1, "pk-short": 1}
     assert seen[0] == (1, 6) and seen[-1] == (6, 6)
 
@@ -118,18 +120,21 @@ def test_prepare_small_directory(tmp_path):
 @pytest.mark.slow
 def test_full_archive(rnastrand_archive):
     # Independent counts straight from the tarball: length < 20 and non-ACGU after upper-casing and T->U.
-    short = non_acgu = total = 0
+    short = non_acgu = multi = total = 0
     with tarfile.open(rnastrand_archive, "r:gz") as tf:
         for m in tf:
             if not m.isfile() or "/." in m.name:
                 continue
             total += 1
-            seq = "".join(ln.split()[1] for ln in tf.extractfile(m).read().decode().splitlines()
-                          if ln.strip() and not ln.startswith("#"))
+            text = tf.extractfile(m).read().decode()
+            seq = "".join(ln.split()[1] for ln in text.splitlines() if ln.strip() and not ln.startswith("#"))
+            molecules = re.search(r"number of molecules: (\d+)", text)
             if len(seq) < 20:
                 short += 1
             elif set(seq.upper().replace("T", "U")) - set("ACGU"):
                 non_acgu += 1
+            elif molecules and int(molecules.group(1)) > 1:
+                multi += 1
     t0 = time.monotonic()
     prep = prepare_rnastrand(rnastrand_archive)
     elapsed = time.monotonic() - t0
@@ -138,7 +143,8 @@ def test_full_archive(rnastrand_archive):
     assert prep.steps[0] == ("read", 4666)
     assert counts.get("malformed", 0) == 0
     assert counts["too_short"] == short and counts["non_acgu"] == non_acgu
-    assert len(prep.kept) + counts["redundant"] == total - short - non_acgu
+    assert counts["multi_molecule"] == multi and multi > 100
+    assert len(prep.kept) + counts["redundant"] == total - short - non_acgu - multi
     # No two kept entries have the same sequence; every redundant entry points at a kept one.
     kept_ids = {k.entry_id for k in prep.kept}
     assert len({k.sequence for k in prep.kept}) == len(prep.kept)

@@ -98,8 +98,24 @@ def target_context(target: Target) -> dict:
         "references": references,
         "predictions": predictions,
         "main_definition": main_def,
+        "chain": chain_of(target),
         **annotation_notes(target),
     }
+
+
+def chain_of(target: Target) -> dict | None:
+    """Which chain of its PDB entry a PDB-derived target is: ``{"chain", "note"}`` (``chain`` empty when
+    the source does not say), or None for a target not taken from a PDB entry."""
+    if not target.pdb_id:
+        return None
+    provenance = target.provenance or {}
+    chain = target.chain_id or str(provenance.get("chain_id") or provenance.get("chain") or "")
+    if chain:
+        return {"chain": chain, "note": ""}
+    if provenance.get("molecules") == 1:
+        # RNA STRAND gives the PDB id and the number of molecules, never the chain's name
+        return {"chain": "", "note": "one RNA molecule of the entry; RNA STRAND does not name its chain"}
+    return {"chain": "", "note": "the source does not name the chain"}
 
 
 def main_definition(refs: dict) -> str | None:
