@@ -24,6 +24,7 @@ counterpart up to floating-point summation order.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ import numpy as np
 from scipy import stats as sps
 
 from comparna.rna.metrics import mcc_from_arrays
+from comparna.rna.signflip import EXACT_BUDGET, HARD_BUDGET, sign_flip_pvalue, sign_flip_test
 
 __all__ = [
     "EQUIVALENCE_DELTA",
@@ -50,6 +52,7 @@ __all__ = [
     "SignedRankTest",
     "clustered_signed_rank_test",
     "sign_flip_pvalue",
+    "sign_flip_test",
 ]
 
 #: Default equivalence margin on MCC.
@@ -341,10 +344,8 @@ def pooled_mcc_difference(
 
 
 # ----------------------------------------------------------------------- clustered signed-rank test
-#: Work budget (clusters × support of the statistic) up to which the exact null distribution is built by
-#: convolution; beyond it, and above :data:`ENUMERATE_CLUSTERS`, the large-sample form is used.
-EXACT_BUDGET = 4_000_000
-#: Up to this many clusters the 2^C sign flips are enumerated outright, whatever the number of targets.
+#: Up to this many clusters the 2^C sign flips can be enumerated outright (:func:`_enumerated_pvalue`, kept as
+#: an independent check of :func:`comparna.rna.signflip.sign_flip_test`, which counts them).
 ENUMERATE_CLUSTERS = 20
 #: Differences closer to 0 than this are zero (dropped, as in Wilcoxon 1945); |d| is rounded to 12 decimals
 #: before ranking so that float noise of equal per-target MCCs cannot split a tie.
@@ -367,8 +368,10 @@ class SignedRankTest:
     clusters : int
         Clusters holding at least one non-zero difference (the number of independent signs).
     method : str
-        "exact" (all 2^C sign flips counted by convolution) or "normal" (Rosner, Glynn & Lee's
-        large-sample form, Var T = Σ_c S_c²).
+        :func:`comparna.rna.signflip.sign_flip_test`'s: "exact" (the 2^C sign flips counted), "saddlepoint"
+        (only far outside the decision band), "bracket" (exact bounds) or "undecided" (show "?").
+    low, high : float
+        Exact bounds of the p-value (both equal to it when "exact").
     """
 
     statistic: float
@@ -376,6 +379,8 @@ class SignedRankTest:
     n: int
     clusters: int
     method: str
+    low: float = math.nan
+    high: float = math.nan
 
 
 def _signed_rank_sums(d: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, int]:
@@ -389,36 +394,6 @@ def _signed_rank_sums(d: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, int
     _, local = np.unique(cz, return_inverse=True)
     sums = np.bincount(local, weights=signed.astype(np.float64))
     return np.rint(sums).astype(np.int64), int(dz.size)
-
-
-def sign_flip_pvalue(sums: np.ndarray, *, budget: int = EXACT_BUDGET) -> tuple[float, str]:
-    """Two-sided p of T = Σ_c S_c when every cluster's sign flips independently with probability ½.
-
-    The exact distribution counts all 2^C flips: outright for C ≤ :data:`ENUMERATE_CLUSTERS` (in blocks of
-    2^16 sign vectors), else by convolution while C × Σ|S_c| ≤ ``budget``: T* = 2·K − Σ|S_c| with K the sum
-    of a random subset of the |S_c| (the recursion of the Wilcoxon null distribution with weights |S_c|
-    instead of 1 … n). p = P(|T*| ≥ |T|). Beyond both, the normal approximation with the exact permutation
-    variance Σ S_c² is used (Rosner, Glynn & Lee 2006).
-
-    For C ≤ 20 both exact computations give the same float (a count of flips over 2^C: every probability
-    of the convolution is a multiple of 2^−C, exact in float64, and so is every sum of them), so the cheaper
-    one is used: the convolution when C × Σ|S_c| is below 4 · 2^C (few targets), else the enumeration.
-    """
-    s = np.asarray(sums, dtype=np.int64)
-    a = np.abs(s[s != 0])
-    t = int(s.sum())
-    if a.size == 0:
-        return float("nan"), "exact"
-    total = int(a.sum())
-    if a.size <= ENUMERATE_CLUSTERS:
-        if a.size * total <= 4 * 2**a.size:
-            return _convolution_pvalue(a, abs(t)), "exact"
-        return _enumerated_pvalue(a, abs(t)), "exact"
-    if a.size * total <= budget:
-        return _convolution_pvalue(a, abs(t)), "exact"
-    z = t / np.sqrt(float((s.astype(np.float64) ** 2).sum()))
-    # an analytic tail below the smallest float is reported as that float, never as 0
-    return float(min(1.0, max(2 * sps.norm.sf(abs(z)), np.finfo(float).tiny))), "normal"
 
 
 def _convolution_pvalue(weights: np.ndarray, observed: int) -> float:
@@ -459,7 +434,9 @@ def clustered_signed_rank_test(
     b: Sequence[float] | np.ndarray,
     clusters: Clusters | Sequence[str] | np.ndarray | None = None,
     *,
+    band: tuple[float, float] | None = None,
     budget: int = EXACT_BUDGET,
+    hard_budget: int = HARD_BUDGET,
 ) -> SignedRankTest:
     """Paired Wilcoxon signed-rank test of a − b that respects families (the primary ranking verdict).
 
@@ -470,9 +447,10 @@ def clustered_signed_rank_test(
     distribution of T is that of Σ_c ±S_c over all 2^C sign flips — a sign-flip permutation test of
     family-summed signed ranks. This is the clustered Wilcoxon signed-rank test of Rosner, Glynn & Lee
     (Biometrics 59:1089–1098, 2003; 62:185–192, 2006), which uses the same T with the randomisation
-    variance Σ_c S_c²; here its exact permutation distribution is used for up to 20 families (enumerated)
-    and whenever C × Σ|S_c| ≤ ``budget`` (by convolution), its normal form otherwise (many families, where
-    it is accurate). With one target per cluster it is the ordinary exact Wilcoxon signed-rank test.
+    variance Σ_c S_c² and a normal form; here the p comes from the exact permutation distribution
+    (:func:`comparna.rna.signflip.sign_flip_test`: counted where cheap or near the decision ``band``, a
+    saddlepoint approximation only far outside it, exact brackets or "undecided" where counting is too
+    dear). With one target per cluster it is the ordinary exact Wilcoxon signed-rank test.
 
     Parameters
     ----------
@@ -480,6 +458,9 @@ def clustered_signed_rank_test(
         Per-target scores (MCC) of the two methods on the same targets.
     clusters : Clusters, labels or integer codes, optional
         The family of every target; None: every target is its own family.
+    band, budget, hard_budget
+        As for :func:`comparna.rna.signflip.sign_flip_test` (band None: exact as far as the hard budget
+        allows).
 
     Returns
     -------
@@ -495,5 +476,5 @@ def clustered_signed_rank_test(
     if codes.size != d.size:
         raise ValueError(f"{codes.size} cluster labels for {d.size} targets")
     sums, n = _signed_rank_sums(d, np.asarray(codes))
-    p, method = sign_flip_pvalue(sums, budget=budget)
-    return SignedRankTest(float(sums.sum()) / 2, p, n, int(sums.size), method)
+    out = sign_flip_test(sums, band=band, budget=budget, hard_budget=hard_budget)
+    return SignedRankTest(float(sums.sum()) / 2, out.p, n, int(sums.size), out.method, out.low, out.high)
