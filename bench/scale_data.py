@@ -292,6 +292,7 @@ def _methods(rng: np.random.Generator, n: int) -> list[dict]:
                 spec={**spec, "version": "1.0"},
                 fingerprint=f"old-{k}",
                 is_current=False,
+                approved_at=timezone.now(),
             )
             rows.append({"version": old, "quality": quality * 0.9, "limit": limit, "done": 1.0, "old": True})
         current = MethodVersion.objects.create(
@@ -301,6 +302,7 @@ def _methods(rng: np.random.Generator, n: int) -> list[dict]:
             spec=spec,
             fingerprint=f"cur-{k}",
             is_current=True,
+            approved_at=timezone.now(),
         )
         rows.append({"version": current, "quality": quality, "limit": limit, "done": done, "old": False})
     return rows

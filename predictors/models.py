@@ -10,7 +10,11 @@ from django.utils import timezone
 
 # The one filter of what counts publicly, defined beside Score (comparna must not import predictors: ingest
 # reaches comparna.models, and ingest and predictors stay independent).
-from comparna.models import public_prediction_q, visible_prediction_q  # noqa: F401 - re-exported
+from comparna.models import (  # noqa: F401 - re-exported
+    public_prediction_q,
+    public_version_q,
+    visible_prediction_q,
+)
 
 
 class MethodQuerySet(models.QuerySet):
@@ -29,6 +33,14 @@ def visible_q(user, prefix: str = "") -> models.Q:
     q = models.Q(**{f"{prefix}visibility": Method.Visibility.PUBLIC})
     if user is not None and getattr(user, "is_authenticated", False):
         q |= models.Q(**{f"{prefix}owner": user})
+    return q
+
+
+def visible_version_q(user, prefix: str = "") -> models.Q:
+    """The filter "public (:func:`public_version_q`), or of ``user``'s method" on a MethodVersion."""
+    q = public_version_q(prefix)
+    if user is not None and getattr(user, "is_authenticated", False):
+        q |= models.Q(**{f"{prefix}method__owner": user})
     return q
 
 
@@ -115,6 +127,15 @@ class MethodVersionQuerySet(models.QuerySet):
         approval (so that its owner sees it on every target before staff decide)."""
         return self.filter(models.Q(is_current=True) | models.Q(pending_review=True), method__active=True)
 
+    def public(self) -> MethodVersionQuerySet:
+        """Versions whose results may be public: approved by staff, of a public method
+        (:func:`public_version_q`, the one rule)."""
+        return self.filter(public_version_q())
+
+    def visible_to(self, user) -> MethodVersionQuerySet:
+        """Public versions and, for a signed-in owner, every version of their own methods."""
+        return self.filter(visible_version_q(user))
+
 
 class MethodVersion(models.Model):
     """An exact runnable specification of a method; editing command or version makes a new row."""
@@ -134,6 +155,19 @@ class MethodVersion(models.Model):
         default=False,
         help_text="A version its owner saved of a public method, changing what runs: run and shown to its "
         "owner, never public or ranked until staff approve it (it then becomes current).",
+    )
+    approved_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When staff approved it (catalogue and staff-registered versions: when registered; an "
+        "owner's: 'Make public'). Without it, nothing of the version is ever public (issue 36).",
+    )
+    proposed_training_data = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Training data its owner declared for this public method's version and staff have not "
+        "approved yet (a list like spec['training_data']); the approved declaration stays in the spec and "
+        "is what the unseen ranking uses until staff approve (issue 36).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

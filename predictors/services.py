@@ -41,8 +41,15 @@ def spec_to_json(spec) -> dict:
 
 
 @transaction.atomic
-def register_spec(*, spec, from_catalogue: bool = True, active: bool | None = None) -> MethodVersion:
-    """Create or update the method of ``spec``; a changed fingerprint makes a new current version."""
+def register_spec(
+    *, spec, from_catalogue: bool = True, active: bool | None = None, approved: bool = True
+) -> MethodVersion:
+    """Create or update the method of ``spec``; a changed fingerprint makes a new current version.
+
+    ``approved`` (the catalogue, staff in the admin, staff approving an owner's version) marks the version
+    approved (:attr:`MethodVersion.approved_at`); an owner registering their development method passes
+    False: nothing of it is public until staff make it public (:mod:`predictors.publication`).
+    """
     method, _ = Method.objects.get_or_create(name=spec.name)
     method.description = spec.description
     method.citation = spec.citation
@@ -77,6 +84,9 @@ def register_spec(*, spec, from_catalogue: bool = True, active: bool | None = No
         version.spec = spec_to_json(spec)
         version.runnable = True
         version.save(update_fields=["spec", "runnable"])
+    if approved and version.approved_at is None:
+        version.approved_at = timezone.now()
+        version.save(update_fields=["approved_at"])
     return version
 
 

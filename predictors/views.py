@@ -47,10 +47,10 @@ class MethodStatusView(TemplateView):
         failures = []
         older = method.versions.filter(is_current=False).order_by("-created_at")
         if not (user.is_authenticated and method.owner_id == user.pk):
-            older = older.filter(pending_review=False)  # a version awaiting approval is its owner's business
+            older = older.public()  # a version staff have not approved is its owner's business (issue 36)
         if current is not None:
             failures = list(
-                Prediction.objects.filter(method_version=current, status__in=FAILURE_STATES)
+                Prediction.objects.visible_to(user).filter(method_version=current, status__in=FAILURE_STATES)
                 .select_related("target", "target__dataset")
                 .order_by("-finished_at", "pk")[:MAX_FAILURES_LISTED]
             )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+from django.utils import timezone
+
 from comparna.models import Dataset, PairDefinition, ReferenceStructure, Subset, Target
 from comparna.rna.canonical import structure_to_text
 from comparna.rna.formats import parse_dot_bracket
@@ -45,7 +47,8 @@ def make_method_version(name: str = "TestFold") -> MethodVersion:
     method, _ = Method.objects.get_or_create(name=name)
     version, _ = MethodVersion.objects.get_or_create(
         method=method, fingerprint=spec.fingerprint(),
-        defaults={"version": "1", "program": spec.program, "spec": spec_to_json(spec), "is_current": True},
+        defaults={"version": "1", "program": spec.program, "spec": spec_to_json(spec), "is_current": True,
+                  "approved_at": timezone.now()},  # as the catalogue and staff register one (issue 36)
     )
     return version
 

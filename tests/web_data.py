@@ -137,7 +137,8 @@ def _version(method: Method, plan: MethodPlan) -> MethodVersion:
     version, _ = MethodVersion.objects.get_or_create(
         method=method,
         fingerprint=f"web-{plan.name}",
-        defaults={"version": "1.0", "program": plan.name.lower(), "spec": spec, "is_current": True},
+        defaults={"version": "1.0", "program": plan.name.lower(), "spec": spec, "is_current": True,
+                  "approved_at": timezone.now()},
     )
     return version
 

@@ -184,13 +184,9 @@ class MethodSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(MethodVersionSerializer(many=True))
     def get_versions(self, obj: Method) -> list[dict]:
-        """Every version; one awaiting staff approval (issue 26) only for the method's owner."""
-        request = self.context.get("request")
-        user = getattr(request, "user", None)
-        versions = list(obj.versions.all())
-        if obj.owner_id is None or obj.owner_id != getattr(user, "pk", None):
-            versions = [v for v in versions if not v.pending_review]
-        return MethodVersionSerializer(versions, many=True, context=self.context).data
+        """Every approved version; the others (awaiting staff approval, never approved: issues 26, 36) only
+        for the method's owner (the view prefetches them with ``MethodVersion.objects.visible_to``)."""
+        return MethodVersionSerializer(obj.versions.all(), many=True, context=self.context).data
 
 
 class PredictionSerializer(serializers.ModelSerializer):

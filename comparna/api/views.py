@@ -228,8 +228,10 @@ class MethodViewSet(ReadOnly):
     accepted_params = {"list": frozenset({"input_kind", "active"})}
 
     def get_queryset(self):
-        qs = Method.objects.visible_to(self.request.user).prefetch_related(
-            Prefetch("versions", queryset=MethodVersion.objects.order_by("-created_at"))
+        user = self.request.user
+        qs = Method.objects.visible_to(user).prefetch_related(
+            # only approved versions (issue 36), every version for the method's owner
+            Prefetch("versions", queryset=MethodVersion.objects.visible_to(user).order_by("-created_at"))
         ).order_by("name")
         if self.action != "list":
             return qs

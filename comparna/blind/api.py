@@ -75,7 +75,14 @@ class ReceiptOut(serializers.Serializer):
     deadline = serializers.DateTimeField()
     received_at = serializers.DateTimeField(help_text="When it was stored, by the server's clock.")
     late = serializers.BooleanField(help_text="Received after the deadline: stored, never ranked blind.")
-    sha256 = serializers.CharField(help_text="The hash that stands in the week's commitment (if not late).")
+    sha256 = serializers.CharField(
+        help_text="The hash that stands in the week's commitment (if not late); empty when not frozen "
+        "(self-reported)."
+    )
+    self_reported = serializers.BooleanField(
+        help_text="Received after the release (the reference is public): stored and shown to you, never "
+        "frozen, published or ranked."
+    )
     pairs = serializers.IntegerField()
 
 
@@ -166,15 +173,17 @@ class BlindSubmissionView(APIView):
             stored = store_upload(prediction=prediction, parsed=parsed, source="blind api")
         except UploadRejected as exc:
             return Response({"error": str(exc)}, status=exc.status)
-        frozen = freeze_prediction(stored) or FrozenPrediction.objects.get(prediction=stored)
+        # a self-reported one (after the release) is never frozen: stored for its owner, not blind
+        frozen = freeze_prediction(stored) or FrozenPrediction.objects.filter(prediction=stored).first()
         body = {
             "prediction": stored.pk,
             "target": blind.target.source_id,
             "week": blind.week.release_date,
             "deadline": blind.week.deadline,
-            "received_at": frozen.finished_at,
-            "late": frozen.late,
-            "sha256": frozen.sha256,
+            "received_at": frozen.finished_at if frozen else stored.finished_at,
+            "late": frozen.late if frozen else True,
+            "sha256": frozen.sha256 if frozen else "",
+            "self_reported": stored.self_reported,
             "pairs": len(parsed.structure.pairs),
         }
         return Response(ReceiptOut(body).data, status=201)

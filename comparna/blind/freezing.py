@@ -25,10 +25,11 @@ import secrets
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from comparna import clock
 from comparna.blind.models import BlindTarget, BlindWeek, FrozenPrediction
-from predictors.models import Prediction
+from predictors.models import Prediction, public_prediction_q
 
 FORMAT = "comparna-blind-prediction-1"
 #: States that are not an outcome yet (an upload-only method's prediction waits in "awaiting").
@@ -68,13 +69,19 @@ def digest(content: dict) -> str:
 
 def _blind_predictions():
     return (
-        # owners' development methods are private: never frozen into a public commitment (i17); nor a
-        # version awaiting staff approval, nor a self-reported upload (after the release: issue 26)
+        # only what counts publicly (the one rule, issue 36): never an owner's development method (i17), a
+        # version staff have not approved, nor a self-reported upload (after the release: issues 26, 36)
         Prediction.objects.public()
-        .filter(target__blind__isnull=False, method_version__pending_review=False)
+        .filter(target__blind__isnull=False)
         .exclude(status__in=OPEN_STATES)
         .select_related("method_version__method", "target__blind__week")
     )
+
+
+def _public_frozen():
+    """Frozen rows of predictions that count publicly (rows frozen before issue 36 may hold a self-reported
+    upload: never committed nor published)."""
+    return FrozenPrediction.objects.filter(public_prediction_q("prediction__"))
 
 
 def freeze_predictions(*, week: BlindWeek | None = None, now: dt.datetime | None = None) -> int:
@@ -95,8 +102,12 @@ def freeze_prediction(prediction: Prediction, *, now: dt.datetime | None = None)
     """Freeze one finished prediction on a blind target (an owner's upload is frozen as it is stored).
 
     Returns the new :class:`FrozenPrediction`, or None when it was frozen already (by a concurrent sweep:
-    the first one stands). Late when its week is committed already or it finished after the deadline.
+    the first one stands) or does not count publicly (a self-reported upload, a version staff have not
+    approved: never part of a week's commitment or published predictions, issue 36). Late when its week is
+    committed already or it finished after the deadline.
     """
+    if not _blind_predictions().filter(pk=prediction.pk).exists():
+        return None
     now = now or clock.now()
     blind = prediction.target.blind
     finished = clock.clock().of(prediction.finished_at) if prediction.finished_at else now
@@ -135,7 +146,7 @@ def commit_week(week: BlindWeek, *, now: dt.datetime | None = None) -> bool:
         locked = BlindWeek.objects.select_for_update().get(pk=week.pk)
         if locked.committed:
             return False
-        frozen = FrozenPrediction.objects.filter(blind_target__week=locked)
+        frozen = _public_frozen().filter(blind_target__week=locked)
         on_time = list(
             frozen.filter(finished_at__lte=locked.deadline, late=False)
             .select_related("blind_target__target", "prediction")
@@ -281,7 +292,9 @@ def published_contents(week: BlindWeek) -> list[dict]:
     """Every frozen prediction of the week with what was hashed (after the release only: see the view)."""
     out = []
     for f in (
-        FrozenPrediction.objects.filter(blind_target__week=week)
+        # a committed row stays published even if its prediction was deleted since (verification says so)
+        FrozenPrediction.objects.filter(Q(committed=True) | public_prediction_q("prediction__"))
+        .filter(blind_target__week=week)
         .select_related("blind_target__target")
         .order_by("blind_target__target__source_id", "method_name", "pk")
     ):

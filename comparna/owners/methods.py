@@ -66,10 +66,10 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
         raise NotAllowed("not your method")
     if method is not None and method.is_public:
         version = propose_version(method=method, spec=spec)
-        if version.pending_review:
+        if version.pending_review or version.proposed_training_data is not None:
             _ask_staff_to_review(method=method, version=version)
-    else:
-        version = register_spec(spec=spec, from_catalogue=False, active=True)
+    else:  # a development method: nothing of it is public until staff make it public (approving it)
+        version = register_spec(spec=spec, from_catalogue=False, active=True, approved=False)
     m = version.method
     if method is None:
         m.owner = user
@@ -91,13 +91,19 @@ def _staff_addresses() -> list[str]:
 def _ask_staff_to_review(*, method: Method, version: MethodVersion) -> None:
     """E-mail staff (after commit) that a public method's owner proposed a version that changes what runs."""
     staff = _staff_addresses()
+    what = (
+        f"a new version of the public method {method.name} ({version.program} {version.version}, fingerprint "
+        f"{version.fingerprint[:12]}). It runs but stays private; the approved version stays ranked"
+        if version.pending_review
+        else f"new declared training data for the public method {method.name}. The unseen ranking keeps the "
+        "approved declaration"
+    )
     body = (
-        f"{method.owner} saved a new version of the public method {method.name} ({version.program} "
-        f"{version.version}, fingerprint {version.fingerprint[:12]}). It runs but stays private; the "
-        "approved version stays ranked until you approve the new one with the action 'Make public' at\n\n  "
+        f"{method.owner} saved {what} until you approve the change with the action 'Make public' at\n\n  "
         f"{absolute(reverse('admin:predictors_method_changelist'))}?visibility__exact=public"
     )
-    transaction.on_commit(lambda: _mail(staff, f"New version to review: {method.name}", body))
+    subject = f"{'New version' if version.pending_review else 'Training data'} to review: {method.name}"
+    transaction.on_commit(lambda: _mail(staff, subject, body))
 
 
 def name_conflicts(name: str) -> bool:

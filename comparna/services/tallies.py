@@ -111,14 +111,16 @@ def target_counts() -> dict[str, dict[int, int]] | None:
     return {scope: {int(pk): n for pk, n in counted.get(scope, {}).items()} for scope in scopes}
 
 
-def _methods() -> dict[int, tuple[str, int, bool, str]]:
-    """method version pk -> (method name, method pk, active, visibility)."""
+def _methods() -> dict[int, tuple[str, int, bool, bool]]:
+    """method version pk -> (method name, method pk, active, public): ``public`` by the one rule
+    (:func:`comparna.models.public_version_q`: an approved version of a public method, issue 36)."""
     from predictors.models import MethodVersion
 
+    public = set(MethodVersion.objects.public().values_list("pk", flat=True))
     return {
-        pk: (name, mpk, active, visibility)
-        for pk, name, mpk, active, visibility in MethodVersion.objects.values_list(
-            "pk", "method__name", "method_id", "method__active", "method__visibility"
+        pk: (name, mpk, active, pk in public)
+        for pk, name, mpk, active in MethodVersion.objects.values_list(
+            "pk", "method__name", "method_id", "method__active"
         )
     }
 
@@ -146,8 +148,8 @@ def progress_counts(
     for version, status, n, n_recent, first in rows.values_list(
         "method_version_id", "status", "n", "recent", "first_started"
     ):
-        name, mpk, _, visibility = versions[version]
-        if not include_private and visibility != Method.Visibility.PUBLIC:
+        name, mpk, _, public = versions[version]
+        if not include_private and not public:
             continue
         by_method[(name, mpk)][status] += n
         if n_recent:
@@ -181,9 +183,9 @@ def subset_status_counts(*, subset: Subset) -> dict[str, dict[str, int]] | None:
     from predictors.models import MethodVersion
 
     current = dict(
-        MethodVersion.objects.filter(
-            is_current=True, method__active=True, method__visibility=Method.Visibility.PUBLIC
-        ).values_list("pk", "method__name")
+        MethodVersion.objects.public().filter(is_current=True, method__active=True).values_list(
+            "pk", "method__name"
+        )
     )
     out: dict[str, dict[str, int]] = {}
     for version, status, n in PredictionTally.objects.filter(

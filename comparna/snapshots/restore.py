@@ -24,6 +24,7 @@ from typing import IO
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
 from comparna.bounded import TooLarge, read_capped
 from comparna.models import Dataset, ReferenceStructure, Score, Subset, Target
@@ -192,6 +193,7 @@ def _read_methods(state: _Restore, name: str, fh: IO[bytes]) -> None:
             method=method,
             is_current=True,
             runnable=False,  # from an archive: never run until registered again (see the module docstring)
+            approved_at=timezone.now(),  # a snapshot holds only public results (of approved versions)
             **{**version_fields, "spec": spec_to_json(spec)},
         )
     state.count("methods", len(state.versions))

@@ -46,7 +46,7 @@ class MethodDetailView(TemplateView):
         summary = method_summary(method)
         ctx.update(
             method=method,
-            versions=list(method.versions.filter(pending_review=False)),  # one awaiting approval is private
+            versions=list(method.versions.public()),  # approved only: the others are private (issue 36)
             current=current,
             argv=(argv := (current.spec or {}).get("argv") if current else None),
             placeholders=argv_placeholder_names(argv),

@@ -127,7 +127,8 @@ def test_a_new_method_version_leaves_the_snapshot_pages_on_the_ranked_version(cl
     old = mid.current_version
     MethodVersion.objects.filter(pk=old.pk).update(is_current=False)
     new = MethodVersion.objects.create(
-        method=mid, version="2.0", program=old.program, spec=old.spec, fingerprint="f" * 64, is_current=True
+        method=mid, version="2.0", program=old.program, spec=old.spec, fingerprint="f" * 64, is_current=True,
+        approved_at=old.approved_at,
     )
     for p in Prediction.objects.filter(method_version=old, status="ok"):
         score_prediction(

@@ -49,7 +49,7 @@ def method():
     current = make_method_version("CountFold")
     method = current.method
     older = MethodVersion.objects.create(method=method, version="0", program="countfold", spec=current.spec,
-                                         fingerprint="old", is_current=False)
+                                         fingerprint="old", is_current=False, approved_at=timezone.now())
     review = MethodVersion.objects.create(method=method, version="2", program="countfold", spec=current.spec,
                                           fingerprint="new", is_current=False, pending_review=True)
     targets = [make_target("GCAUGCAU", "((....))") for _ in range(40)]

@@ -247,10 +247,8 @@ FAILURE_ROWS = 20
 
 
 def _failures(method: Method):
-    """The method's public failed runs of all versions but one awaiting staff approval."""
-    return Prediction.objects.public().filter(
-        method_version__method=method, method_version__pending_review=False, status__in=FAILED_STATES
-    )
+    """The method's public failed runs of its approved versions (:meth:`PredictionQuerySet.public`)."""
+    return Prediction.objects.public().filter(method_version__method=method, status__in=FAILED_STATES)
 
 
 def method_failures(method: Method, *, limit: int = FAILURE_ROWS) -> list[Prediction]:
@@ -273,7 +271,7 @@ def method_counts(method: Method) -> dict:
     every minute (a few rows per version, :func:`comparna.services.tallies.version_tallies`), at
     ``counted_at``; before the first refresh counted here (``counted_at`` None)."""
     version = method.current_version
-    shown = set(method.versions.filter(pending_review=False).values_list("pk", flat=True))
+    shown = set(method.versions.public().values_list("pk", flat=True))  # approved versions only
     tallied = version_tallies(versions=[*shown, *([version.pk] if version else [])])
     if tallied is None:
         return {"predictions": prediction_counts(method), "origins": prediction_origins(method),
