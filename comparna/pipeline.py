@@ -8,7 +8,8 @@
       └─> Rfam family assignment ..................... ingest.tasks.assign_families_task (batches of 100)
             └─> comparative inputs (seed)/(20), aligned by cmalign, stored with the assignment
                   └─> predictions of comparative methods . predictors.tasks.queue_predictions_task
-    each queued prediction ........................... predictors.tasks.run_prediction_task (queue "predict")
+    each queued prediction ........................... predictors.tasks.run_prediction_task (queue "predict";
+      development methods' on "develop": predictors.scheduling.LANES)
       (sent in schedule order through a bounded window ... predictors.tasks.dispatch_predictions_task)
       (a web-service method over its concurrency/rate limit: the same task again, with a countdown)
     an admin test run of a spec ...................... predictors.tasks.run_test_task (queue "testrun")
@@ -111,9 +112,11 @@ def families_assigned(*, target_ids: Sequence[int]) -> None:
         send_after_commit(QUEUE_PREDICTIONS, [(sorted(target_ids), True)])
 
 
-def predictions_queued(*, prediction_ids: Sequence[int]) -> None:
-    """Queued predictions are stored (new, re-queued or lost): send each to the ``predict`` workers."""
-    send_after_commit(RUN_PREDICTION, [(pk,) for pk in prediction_ids])
+def predictions_queued(*, prediction_ids: Sequence[int], queue: str | None = None) -> None:
+    """Queued predictions are stored (new, re-queued or lost): send each to the ``predict`` workers (or to
+    ``queue``: a lane of :data:`predictors.scheduling.LANES`, e.g. ``develop``)."""
+    step = RUN_PREDICTION if queue is None else Step(RUN_PREDICTION.task, queue=queue)
+    send_after_commit(step, [(pk,) for pk in prediction_ids])
 
 
 def dispatch_due() -> None:

@@ -187,3 +187,42 @@ def dispatch_key(*, rank: int, method_version_id: int, prediction_id: int) -> tu
 
 #: :func:`dispatch_key` as model fields of ``Prediction``.
 DISPATCH_ORDER = ("schedule_rank", "method_version_id", "pk")
+
+
+# ------------------------------------------------------------------------------------------------ lanes
+@dataclass(frozen=True)
+class Lane:
+    """A share of the workers: its own broker queue and its own part of the dispatch window.
+
+    Workers take the queues they consume in turn (Kombu's fair cycle over a worker's queues, for the
+    filesystem and Redis transports alike), so a lane with work waiting gets a launch at least every
+    ``len(lanes)``-th time a worker takes a message, however long another lane's backlog is. A lane's part of
+    the window (``window_share`` of ``PREDICTION_DISPATCH_WINDOW``) bounds its messages in the broker, and is
+    counted apart: one lane's full window never stops another's from being topped up.
+    """
+
+    name: str
+    queue: str
+    window_share: float
+    why: str
+
+
+#: The lanes of the prediction queue (issue 37): public methods' predictions, and development methods' (an
+#: owner's private method, or an owner's new version awaiting approval) with their own share, so that a
+#: method author sees a first ranking within minutes of registering, whatever the public backlog. Test runs
+#: have their own queue too (``testrun``, and a worker reserved for it in ``scripts/run.sh``). Another lane
+#: (an advisor's queue, say) is one more row here and one more queue for the workers.
+LANES: tuple[Lane, ...] = (
+    Lane("public", "predict", 1.0, "public methods: the benchmark's backlog"),
+    Lane("development", "develop", 0.25, "development methods and versions awaiting approval"),
+)
+
+
+def lane_named(name: str) -> Lane:
+    """The lane of :data:`LANES` called ``name``."""
+    return next(lane for lane in LANES if lane.name == name)
+
+
+def lane_window(lane: Lane, window: int) -> int:
+    """The most messages ``lane`` may have sent and not yet started, of a dispatch window of ``window``."""
+    return max(1, int(round(window * lane.window_share)))

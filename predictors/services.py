@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Min
+from django.db.models import Max, Min, Q
 from django.utils import timezone
 
 from comparna import pipeline
@@ -22,7 +22,15 @@ from predictors.execution import (  # noqa: F401 - execution names re-exported f
     worker_known_dead,
 )
 from predictors.models import Method, MethodVersion, Prediction
-from predictors.scheduling import DISPATCH_ORDER, Candidate, MethodCost, assign_ranks
+from predictors.scheduling import (
+    DISPATCH_ORDER,
+    LANES,
+    Candidate,
+    Lane,
+    MethodCost,
+    assign_ranks,
+    lane_window,
+)
 
 log = logging.getLogger(__name__)
 
@@ -217,39 +225,61 @@ def queue_front() -> int:
     return 0 if top is None else max(top + 1, 0)
 
 
-def dispatch_predictions(*, window: int | None = None) -> int:
-    """Send the next queued predictions, in schedule order, so that at most ``window`` (setting
-    ``PREDICTION_DISPATCH_WINDOW``) are sent and not yet started; returns how many were sent.
+def lane_filter(lane: Lane) -> Q:
+    """The predictions of ``lane`` (:data:`predictors.scheduling.LANES`): development methods' (an owner's
+    private method, or a version awaiting approval) or public methods'."""
+    development = Q(method_version__pending_review=True) | ~Q(
+        method_version__method__visibility=Method.Visibility.PUBLIC
+    )
+    return development if lane.name == "development" else ~development
 
-    Sending waits until a quarter of the window is free (fewer, larger top-ups). When more wait than were
-    sent, a dispatch message goes in the middle of what was sent: workers reach it while half of the window
-    is still queued, and top it up (the beat schedule sends one every minute in case it was lost).
+
+def send_predictions(ids: list[int], lane: Lane) -> None:
+    """Hand ``ids`` to the broker on ``lane``'s queue (after the transaction commits)."""
+    if not ids:
+        return
+    if lane.queue == pipeline.RUN_PREDICTION.queue:
+        pipeline.predictions_queued(prediction_ids=ids)
+    else:
+        pipeline.predictions_queued(prediction_ids=ids, queue=lane.queue)
+
+
+def dispatch_predictions(*, window: int | None = None) -> int:
+    """Send the next queued predictions of every lane (:data:`predictors.scheduling.LANES`), in schedule
+    order, so that at most its part of ``window`` (setting ``PREDICTION_DISPATCH_WINDOW``) of each lane are
+    sent and not yet started; returns how many were sent.
+
+    A lane is topped up only when a quarter of its window is free (fewer, larger top-ups). When more wait
+    than were sent, a dispatch message goes in the middle of what was sent: workers reach it while half of
+    the window is still queued, and top it up (the beat schedule sends one every minute in case it was lost).
     """
     window = settings.PREDICTION_DISPATCH_WINDOW if window is None else window
     now = timezone.now()
+    sent = 0
     with transaction.atomic():
         recent = now - timedelta(seconds=settings.PREDICTION_DISPATCH_STALE_S)
         queued = Prediction.objects.filter(status=Prediction.Status.QUEUED)
-        waiting = queued.filter(dispatched_at__gte=recent).count()
-        room = window - waiting
-        if room < max(1, window // 4):
-            return 0
-        pending = queued.filter(
-            dispatched_at__isnull=True, method_version__runnable=True, method_version__method__active=True
-        ).order_by(
-            *DISPATCH_ORDER
-        )
-        ids = list(pending.values_list("pk", flat=True)[: room + 1])
-        more = len(ids) > room
-        ids = ids[:room]
-        for k in range(0, len(ids), 2000):
-            Prediction.objects.filter(pk__in=ids[k : k + 2000]).update(dispatched_at=now)
-        half = len(ids) // 2 if more else len(ids)
-        pipeline.predictions_queued(prediction_ids=ids[:half])
-        if more:
-            pipeline.dispatch_due()
-        pipeline.predictions_queued(prediction_ids=ids[half:])
-    return len(ids)
+        for lane in LANES:
+            mine = queued.filter(lane_filter(lane))
+            size = lane_window(lane, window)
+            room = size - mine.filter(dispatched_at__gte=recent).count()
+            if room < max(1, size // 4):
+                continue
+            pending = mine.filter(
+                dispatched_at__isnull=True, method_version__runnable=True, method_version__method__active=True
+            ).order_by(*DISPATCH_ORDER)
+            ids = list(pending.values_list("pk", flat=True)[: room + 1])
+            more = len(ids) > room
+            ids = ids[:room]
+            for k in range(0, len(ids), 2000):
+                Prediction.objects.filter(pk__in=ids[k : k + 2000]).update(dispatched_at=now)
+            half = len(ids) // 2 if more else len(ids)
+            send_predictions(ids[:half], lane)
+            if more:
+                pipeline.dispatch_due()
+            send_predictions(ids[half:], lane)
+            sent += len(ids)
+    return sent
 
 
 def queue_predictions_on(*, target_ids: list[int], comparative_only: bool = False) -> int:
@@ -309,6 +339,11 @@ def requeue_stuck_predictions(*, grace_s: float = 300, lost_after_s: float | Non
         )
         resend = sorted(set(stuck) | set(lost))
         Prediction.objects.filter(pk__in=resend).update(dispatched_at=now)
-        pipeline.predictions_queued(prediction_ids=resend)
+        for lane in LANES:  # each on its lane's queue
+            ids = list(
+                Prediction.objects.filter(lane_filter(lane), pk__in=resend).values_list("pk", flat=True)
+            )
+            if ids:
+                send_predictions(sorted(ids), lane)
     dispatch_predictions()
     return {"stuck": n_stuck, "resent": len(resend)}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from celery.signals import worker_process_init, worker_ready
+from celery.signals import celeryd_after_setup, worker_process_init, worker_ready
 
 from predictors.execution import InfrastructureError, execute_prediction
+from predictors.scheduling import LANES
 from predictors.services import (
     queue_predictions_on,
     queue_unpredicted_targets,
@@ -16,6 +17,20 @@ from predictors.services import (
 from predictors.webservices import close_expired_uploads
 
 log = logging.getLogger(__name__)
+
+
+@celeryd_after_setup.connect
+def consume_every_lane(sender=None, instance=None, **_kwargs) -> None:
+    """A worker that takes the ``predict`` queue takes every lane's queue (``predictors.scheduling.LANES``)
+    too, whatever its ``-Q`` says: Kombu takes a worker's queues in turn, so a lane with work waiting (a
+    development method's first predictions) is served within a launch or two of the public backlog, and a
+    deployment that lists only ``predict`` cannot leave a lane without a worker."""
+    queues = instance.app.amqp.queues
+    if "predict" not in queues.consume_from:
+        return
+    for lane in LANES:
+        if lane.queue not in queues.consume_from:
+            queues.select_add(lane.queue)
 
 
 @worker_process_init.connect

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs CompaRNA in its embedded set-up (SQLite + filesystem Celery broker unless DATABASE_URL /
 # CELERY_BROKER_URL are set): migrates, imports RNA STRAND and ArchiveII, syncs the predictor catalogue, queues the
-# predictions, then starts three workers (queues testrun+predict, default, and families at a lower CPU
-# priority), beat and the web server on 127.0.0.1:8000. Ctrl-C stops everything.
+# predictions, then starts four workers (queues testrun+predict(+develop), testrun alone, default, and families at a
+# lower CPU priority), beat and the web server on 127.0.0.1:8000. Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -33,6 +33,9 @@ cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 .venv/bin/celery -A comparna.celery:app worker -Q testrun,predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
   -l info > "$logs/worker-predict.log" 2>&1 & pids+=($!)
+# The predict worker also takes the development lane ("develop", predictors/scheduling.py LANES) in turn with the
+# public backlog; a slot reserved for test runs answers a method author's test run at once, whatever runs.
+.venv/bin/celery -A comparna.celery:app worker -Q testrun -n testrun@%h -c 1 -l info > "$logs/worker-testrun.log" 2>&1 & pids+=($!)
 .venv/bin/celery -A comparna.celery:app worker -Q default -n default@%h -c 1 -l info > "$logs/worker-default.log" 2>&1 & pids+=($!)
 # Rfam family assignment (an hour or more of cmscan after the imports) on its own worker, at a lower CPU
 # priority: on a laptop's few cores the predictions and the rankings come first.
