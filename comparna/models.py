@@ -134,6 +134,8 @@ class DatasetEntry(models.Model):
         TOO_SHORT = "too_short", "too short"
         NON_ACGU = "non_acgu", "non-ACGU symbols"
         MULTI_MOLECULE = "multi_molecule", "several molecules"
+        PDB_RULES = "pdb_rules", "excluded by the PDB rules"
+        NO_PAIRS = "no_pairs", "no base pair"
         MALFORMED = "malformed"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="entries")

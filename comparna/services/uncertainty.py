@@ -35,7 +35,8 @@ from comparna.rna.sequential import sequential_verdict
 def cluster_labels(targets: Iterable[tuple[int, str]]) -> dict[int, str]:
     """``{target pk: label}`` for ``(pk, source_id)`` pairs (two queries), the unit of every clustered figure.
 
-    In this order (SCIENCE.md §6, issue 27): the family the dataset declares for the target
+    In this order (SCIENCE.md §6, issues 27 and 38): the cluster the dataset declares for the target
+    (``Target.provenance["cluster"]``: RNA3DB-2D's component), else the family it declares
     (``Target.family`` with ``family_source == "dataset"``: 42 SRP targets of one dataset are one cluster,
     whether or not cmscan has reached them), else its latest Rfam assignment (labelled as
     :func:`comparna.rna.families.family_of_rfam` labels it, so a declared "tRNA" and an Rfam tRNA are one
@@ -54,6 +55,12 @@ def cluster_labels(targets: Iterable[tuple[int, str]]) -> dict[int, str]:
         "pk", "family", "family_source"
     ):
         (declared if source == "dataset" else rfam_label)[pk] = label
+    # a cluster the dataset declares itself (RNA3DB-2D: the RNA3DB component) comes before any family
+    for pk, cluster in Target.objects.filter(pk__in=ids, provenance__has_key="cluster").values_list(
+        "pk", "provenance__cluster"
+    ):
+        if isinstance(cluster, str) and cluster:
+            declared[pk] = cluster
     latest: dict[int, tuple[str, str]] = {}
     rows = (
         FamilyAssignment.objects.filter(target_id__in=ids)

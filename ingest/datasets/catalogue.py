@@ -1,4 +1,5 @@
-"""The declared benchmark sets: RNA STRAND v2.0 and ArchiveII (``manage.py import_dataset NAME``).
+"""The declared benchmark sets: RNA STRAND v2.0, ArchiveII and the PDB-derived sets of
+:mod:`ingest.datasets.pdb_catalogue` (``manage.py import_dataset NAME``).
 
 Source files ship with the project under ``data/`` (``data/README.md``: source, licence, sha256);
 ``COMPARNA_DATASETS_DIR`` names another folder to look in first.
@@ -10,8 +11,10 @@ import os
 from pathlib import Path
 
 from ingest.datasets.declaration import DatasetDeclaration, LengthBin
+from ingest.datasets.pdb_catalogue import BPRNA_TS0, PDB_HIRES, RNA3DB_2D, SPOT_RNA
 
-__all__ = ["ARCHIVEII", "DECLARATIONS", "RNASTRAND", "data_dirs", "get_declaration", "locate_source"]
+__all__ = ["ARCHIVEII", "BPRNA_TS0", "DECLARATIONS", "PDB_HIRES", "RNA3DB_2D", "RNASTRAND", "SPOT_RNA",
+           "data_dirs", "get_declaration", "locate_source"]
 
 #: SCIENCE.md §3 length bins (the RNA STRAND subsets' names and descriptions, unchanged).
 SHORT = LengthBin("short", "Short (20-200 nt)", 20, 200, "Length 20 to 200 nucleotides.",
@@ -104,7 +107,9 @@ ARCHIVEII = DatasetDeclaration(
     families=tuple(ARCHIVEII_CLASSES.values()),
 )
 
-DECLARATIONS: dict[str, DatasetDeclaration] = {d.name: d for d in (RNASTRAND, ARCHIVEII)}
+DECLARATIONS: dict[str, DatasetDeclaration] = {
+    d.name: d for d in (RNASTRAND, ARCHIVEII, SPOT_RNA, PDB_HIRES, RNA3DB_2D, BPRNA_TS0)
+}
 
 
 def get_declaration(name: str) -> DatasetDeclaration:

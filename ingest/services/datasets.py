@@ -35,6 +35,7 @@ from ingest.datasets.declaration import (
     file_sha256,
     prepare_dataset,
 )
+from ingest.datasets.pdb_derived import PdbDerivedDeclaration, prepare_pdb_derived
 from ingest.services.runs import recorded
 
 __all__ = ["SourceMismatch", "ensure_dataset", "import_dataset", "store_target"]
@@ -65,6 +66,23 @@ def dataset_provenance(decl: DatasetDeclaration) -> dict:
             "of the longer sequence; the longest of each cluster is kept (ties: smallest id)",
         },
         "families": list(decl.families),
+        **_pdb_derived_provenance(decl),
+    }
+
+
+def _pdb_derived_provenance(decl: DatasetDeclaration) -> dict:
+    """What a PDB-derived declaration adds: its group on the pages, its cluster, its queue priority
+    (``predictors.services.schedule_ranks`` reads ``schedule_priority``) and what it is and is not."""
+    if not isinstance(decl, PdbDerivedDeclaration):
+        return {}
+    return {
+        "group": "PDB-derived",
+        "cluster": decl.cluster_name,
+        "schedule_priority": decl.schedule_priority,
+        "what_it_is": decl.what_it_is,
+        "what_it_is_not": decl.what_it_is_not,
+        "definitions": list(decl.definitions),
+        "filters_extra": {reason: decl.reasons[reason] for reason in ("pdb_rules", "no_pairs")},
     }
 
 
@@ -77,7 +95,11 @@ def ensure_dataset(decl: DatasetDeclaration) -> Dataset:
         description=decl.description,
         definitions=list(decl.definitions),
         provenance=dataset_provenance(decl),
-        subsets=[{"slug": s.slug, "name": s.name, "description": s.description} for s in decl.subsets()],
+        subsets=[
+            {"slug": s.slug, "name": s.name, "description": s.description,
+             **({"definition": s.definition} if getattr(s, "definition", "") else {})}
+            for s in decl.subsets()
+        ],
     )
     if not dataset.provenance:  # a dataset imported before declarations existed
         Dataset.objects.filter(pk=dataset.pk).update(provenance=dataset_provenance(decl))
@@ -116,7 +138,8 @@ def import_dataset(*, name: str, path: Path | None = None, progress: Progress | 
     with recorded(run, what=f"{decl.title} import"):
         source, digest, declared = _source(decl, path)
         ImportRun.objects.filter(pk=run.pk).update(source=str(source))
-        prep = prepare_dataset(
+        prepare = prepare_pdb_derived if isinstance(decl, PdbDerivedDeclaration) else prepare_dataset
+        prep = prepare(
             decl,
             source,
             progress=(lambda done, total: progress("read", done, total)) if progress else None,
@@ -196,7 +219,7 @@ def _store_entries(*, dataset: Dataset, prep: Preparation) -> None:
 def store_target(*, dataset: Dataset, subsets: dict[str, Subset], entry: KeptEntry) -> Target:
     """Write one kept entry, its reference and subsets, all or nothing."""
     raw = entry.entry
-    structure = raw.structure
+    cluster = getattr(raw, "cluster", "")
     target = Target.objects.create(
         dataset=dataset,
         source_id=raw.entry_id,
@@ -212,16 +235,32 @@ def store_target(*, dataset: Dataset, subsets: dict[str, Subset], entry: KeptEnt
             "source": dataset.name,
             **raw.provenance,
             "redundant_members": list(entry.redundant_members),
+            # the dataset's own cluster (RNA3DB component): the unit of the clustered statistics
+            **({"cluster": cluster} if cluster else {}),
+            **({"sets": list(raw.groups)} if getattr(raw, "groups", ()) else {}),
         },
     )
-    ReferenceStructure.objects.create(
-        target=target,
-        definition=PairDefinition.EXTENDED,
-        pairs=structure_to_text(structure),
-        n_pairs=len(structure.pairs),
-        pseudoknotted=structure.is_pseudoknotted,
-        has_multiplets=structure.has_multiplets,
-    )
+    for definition, struct, classes in _references(dataset, raw):
+        ReferenceStructure.objects.create(
+            target=target,
+            definition=definition,
+            pairs=structure_to_text(struct),
+            n_pairs=len(struct.pairs),
+            pseudoknotted=struct.is_pseudoknotted,
+            has_multiplets=struct.has_multiplets,
+            classes=[list(p) for p in classes] if classes else None,
+        )
     for slug in entry.subsets:
         subsets[slug].targets.add(target)
     return target
+
+
+def _references(dataset: Dataset, raw) -> list[tuple[str, object, tuple]]:
+    """(definition, structure, Leontis-Westhof classes) of each definition the dataset is scored on: the
+    entry's structure is the extended one; a PDB-derived entry also carries its standard one."""
+    if PairDefinition.STANDARD not in dataset.definitions or getattr(raw, "standard", None) is None:
+        return [(PairDefinition.EXTENDED, raw.structure, getattr(raw, "extended_classes", ()))]
+    return [
+        (PairDefinition.STANDARD, raw.standard, raw.standard_classes),
+        (PairDefinition.EXTENDED, raw.structure, raw.extended_classes),
+    ]

@@ -98,6 +98,6 @@ def test_default_source_must_match_its_checksum(tmp_path, monkeypatch, archiveii
 
 
 def test_unknown_dataset_name_is_an_error():
-    with pytest.raises(CommandError, match="declared: archiveii, rnastrand"):
+    with pytest.raises(CommandError, match="declared: archiveii, bprna-ts0, pdb-hires, rna3db-2d, rnastrand"):
         call_command("import_dataset", "bprna-new", "--no-progress")
     assert not ImportRun.objects.exists()

@@ -37,8 +37,10 @@ def test_declared_sources_are_the_shipped_files(repo_data):
     # The declaration's checksum is the file's: a default import reads exactly the declared data.
     assert file_sha256(repo_data / ARCHIVEII.source) == ARCHIVEII.sha256
     assert file_sha256(repo_data / RNASTRAND.source) == RNASTRAND.sha256
-    assert set(DECLARATIONS) == {"rnastrand", "archiveii"}
-    with pytest.raises(KeyError, match="declared: archiveii, rnastrand"):
+    assert set(DECLARATIONS) == {
+        "rnastrand", "archiveii", "spot-rna-pdb", "pdb-hires", "rna3db-2d", "bprna-ts0"
+    }
+    with pytest.raises(KeyError, match="declared: archiveii, bprna-ts0, pdb-hires, rna3db-2d, rnastrand, "):
         get_declaration("bprna")
 
 
