@@ -29,6 +29,10 @@ order instead; it is pure (no Django), so the order can be tested on its own.
 - **Late methods catch up first.** A target keeps the rank it got when it was first queued. A method
   registered later (or a comparative method whose inputs arrived later) gets, on each target, the rank the
   other methods had there, so its first jobs are the targets the others have already scored, oldest first.
+- **Small test sets after the first rankings.** A dataset may declare a priority (the PDB-derived sets,
+  issue 38): priority 1 (the small PDB test sets) runs alone after the first :data:`LEAD_BLOCKS` blocks of
+  the priority-0 datasets, so it is complete soon after their first rankings without delaying them;
+  priority 2 (the larger sets) then takes turns with the rest (:func:`assign_tiered_ranks`).
 - **Datasets take turns.** New targets are ranked from the *front* of the queue (the lowest rank not yet
   sent), each dataset's order from the same rank on: block k of every dataset shares one rank, so a dataset
   imported (or a weekly PDB batch polled) while another's backlog of hours is queued gets its first common
@@ -177,6 +181,83 @@ def assign_ranks(
         for n, target in enumerate(order):
             ranks[target] = next_rank + n // block
     return ranks
+
+
+#: Blocks of the priority-0 datasets (RNA STRAND, ArchiveII, the weekly PDB set) run before a priority-1
+#: dataset (a small PDB-derived test set) starts: their first rankings need about 100 common targets each
+#: (13 blocks; measured at 18-19 min of ``make run``), so the small sets wait until then, not longer.
+LEAD_BLOCKS = 16
+
+
+@dataclass(frozen=True)
+class TierPlan:
+    """Ranks of a queueing with dataset priorities (:func:`assign_tiered_ranks`).
+
+    ``ranks`` as :func:`assign_ranks`'; the queued, not yet sent jobs of priority-0 datasets at or after
+    rank ``shift_from`` move ``shift_by`` ranks back, so that the priority-1 sets run alone in between.
+    """
+
+    ranks: dict[int, int]
+    shift_from: int | None = None
+    shift_by: int = 0
+
+
+def assign_tiered_ranks(
+    candidates: Iterable[Candidate],
+    methods: Sequence[MethodCost],
+    *,
+    existing: Mapping[int, int],
+    next_rank: int,
+    priorities: Mapping[int, int],
+    first_primary_rank: int | None = None,
+    block: int = BLOCK_TARGETS,
+    lead: int = LEAD_BLOCKS,
+) -> TierPlan:
+    """The ranks of every candidate when datasets (groups) have priorities (``{group: 0, 1 or 2}``,
+    missing: 0): the first benchmarks first, then the small test sets complete, then the rest.
+
+    * priority 0 groups are ranked as :func:`assign_ranks` ranks them (datasets take turns);
+    * priority 1 groups start ``lead`` blocks after the first rank of the priority-0 datasets (the
+      smallest of ``first_primary_rank``, the rank of their earliest queued job, and this queueing's own
+      first priority-0 rank), or at ``next_rank`` if later, and run **alone** there: every priority-0 job
+      from that rank on (queued now or before) moves back by their length in blocks;
+    * priority 2 groups start after the priority-1 groups and take turns with the priority-0 rest.
+
+    Targets already queued keep their rank, as in :func:`assign_ranks`. Deterministic.
+    """
+    candidates = list(candidates)
+    level = {c.target_id: int(priorities.get(c.group, 0)) for c in candidates}
+    ranks = assign_ranks(
+        [c for c in candidates if level[c.target_id] == 0], methods, existing=existing, next_rank=next_rank,
+        block=block,
+    )
+    tiered: dict[int, dict[int, dict[int, int]]] = {}
+    for c in candidates:
+        if level[c.target_id] == 0:
+            continue
+        if c.target_id in existing:
+            ranks[c.target_id] = existing[c.target_id]
+        else:
+            tiered.setdefault(min(level[c.target_id], 2), {}).setdefault(c.group, {})[c.target_id] = c.length
+    if not tiered:
+        return TierPlan(ranks)
+    fresh_primary = [ranks[c.target_id] for c in candidates
+                     if level[c.target_id] == 0 and c.target_id not in existing]
+    firsts = [r for r in (first_primary_rank, min(fresh_primary, default=None)) if r is not None]
+    start = max(next_rank, min(firsts) + lead) if firsts else next_rank
+    orders = {tier: {g: stratified_order(t, methods) for g, t in sorted(groups.items())}
+              for tier, groups in tiered.items()}
+    alone = max((math.ceil(len(o) / block) for o in orders.get(1, {}).values()), default=0)
+    for tier, groups in sorted(orders.items()):
+        first = start if tier == 1 else start + alone
+        for order in groups.values():
+            for n, target in enumerate(order):
+                ranks[target] = first + n // block
+    if alone:
+        for c in candidates:
+            if level[c.target_id] == 0 and c.target_id not in existing and ranks[c.target_id] >= start:
+                ranks[c.target_id] += alone
+    return TierPlan(ranks, start if alone else None, alone)
 
 
 def dispatch_key(*, rank: int, method_version_id: int, prediction_id: int) -> tuple[int, int, int]:
