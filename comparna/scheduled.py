@@ -43,6 +43,7 @@ SCHEDULE_MODULES = (
     "comparna.blind.scheduled",
     "comparna.owners.scheduled",
     "comparna.ops.scheduled",
+    "comparna.advice.scheduled",
     "predictors.scheduled",
     "ingest.scheduled",
 )

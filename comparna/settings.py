@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "comparna.owners",
     "comparna.ops",
     "comparna.tallies",
+    "comparna.advice",
     "predictors",
     "ingest",
 ]
@@ -264,6 +265,11 @@ CELERY_BEAT_SCHEDULE = collect_schedules()
 # Admin test runs (queue "testrun", consumed by the predict workers): wall-clock cap and when a test run
 # that no worker finished is shown as lost.
 TEST_RUN_TIME_LIMIT_S = min(float(os.environ.get("COMPARNA_TEST_RUN_LIMIT_S", "60")), 600.0)
+# The advisor (/advice/, issue 40): requests per address per window, per hour in all, and runs waiting at most.
+ADVICE_PER_ADDRESS = int(os.environ.get("COMPARNA_ADVICE_PER_ADDRESS", "10"))
+ADVICE_PER_ADDRESS_WINDOW_S = int(os.environ.get("COMPARNA_ADVICE_PER_ADDRESS_WINDOW_S", "3600"))
+ADVICE_PER_HOUR = int(os.environ.get("COMPARNA_ADVICE_PER_HOUR", "300"))
+ADVICE_MAX_OPEN_RUNS = int(os.environ.get("COMPARNA_ADVICE_MAX_OPEN_RUNS", "60"))
 TEST_RUN_EXPIRE_S = float(os.environ.get("COMPARNA_TEST_RUN_EXPIRE_S", "900"))
 # Queued predictions older than this are sent to the broker again (a lost message after a broker restart).
 PREDICTION_RESEND_AFTER_S = float(os.environ.get("COMPARNA_RESEND_AFTER_S", str(6 * 3600)))

@@ -57,6 +57,7 @@ urlpatterns = [
         views.MethodComparisonZipView.as_view(),
         name="method-comparison-zip",
     ),
+    path("", include("comparna.advice.urls")),
     path("api/blind/", include("comparna.blind.api_urls")),
     path("api/", include("comparna.api.urls")),
     path("snapshots/", include("comparna.snapshots.urls")),

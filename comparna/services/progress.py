@@ -1,18 +1,21 @@
 """Prediction progress with an ETA from measured throughput, and whether a ranking has settled.
 
-Every page that shows progress reads it here (home, rankings; others may import it).
+Every page that shows progress reads it here (home, rankings, the owner's method page); the ETA's sentence
+too (:func:`eta_sentence`), so pages cannot word or compute it differently (issue 37).
 
-- **Throughput** is measured, not assumed: the predictions that finished in the last :data:`WINDOW_MINUTES`
-  minutes (not counting "too long", recorded without running anything), per method and overall, divided
-  by **one** measuring time for all of them: the window, or less when the first of them (of any method)
-  started within it. Per-method rates therefore add up to the overall rate and differ exactly when the
-  methods' counts differ (issue 27: with a span per method, a method that had just started one batch of 16
-  showed "16.0 per minute" like every other). Every page — home, rankings, the owner's method page
-  (:mod:`comparna.owners.eta`, ``include_private=True``: the workers run development methods too) — reads
-  this one computation.
-- **ETA** = predictions the workers still have to run (queued or running, of active methods) / throughput.
-  With nothing finished in the window there is no estimate (stopped workers, or nothing running), and the
-  page says so.
+- **One rate estimator.** A method's rate on a dataset is the number of its predictions there that finished
+  in the last :data:`WINDOW_MINUTES` minutes (not counting "too long", recorded without running anything)
+  divided by **one** measuring time for every method and dataset: the window, or less when the first
+  prediction the workers finished in it (of any method) started within it. Rates therefore add up, and a
+  method that just started one batch does not get the rate of one that ran all along (issue 27).
+- **One ETA, consistent by construction.** A method's ETA on a scope (a dataset, or one of its subsets) is its
+  queued or running predictions there divided by its rate on the dataset; the scope's ETA is the largest of
+  its methods' (the slowest method finishes last). A subset's queue of a method is part of the dataset's, at
+  the same rate, so a subset's ETA is at least each of its methods' and at most its dataset's; the site's
+  is the slowest dataset's. A method with queued work that finished nothing in the window has no estimate
+  (it is named, not guessed); with no estimate at all, the page says so.
+- **Public figures count public methods only**: development methods' predictions are not in them (their
+  owners see their own estimate, :mod:`comparna.owners.eta`, with ``include_private=True``).
 - **Settled**: a ranking snapshot is *settled* when no prediction of an active method's current version on
   the subset's targets is queued, running or awaiting an upload, and the snapshot's inputs are the current
   ones (recomputing it now would give the same ranking). Until then it is *provisional*.
@@ -32,7 +35,8 @@ from comparna.services import tallies
 from comparna.services.rankings import build_counts_table, inputs_hash
 from predictors.models import Method, Prediction
 
-WINDOW_MINUTES = 15
+#: The throughput window, minutes (the tallies count finished predictions in the same one; /about/ states it).
+WINDOW_MINUTES = tallies.WINDOW_MINUTES
 UNFINISHED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
 #: What the workers still have to run (the ETA's numerator).
 WORKER_QUEUE = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
@@ -78,81 +82,137 @@ def prediction_progress(
     include_private: bool = False,
     live: bool = False,
 ) -> dict:
-    """Predictions of public methods (on a dataset's or subset's targets, or all) by state, per method, with
-    the measured throughput and the ETA of the unfinished ones.
+    """Predictions of public methods (on a subset's or a dataset's targets, or all) by state, per method,
+    with the measured throughput and the ETA of the unfinished ones (the module docstring's definitions).
 
     The counts come from the tallies a periodic task keeps (:mod:`comparna.services.tallies`, at most a
     minute old; the result's ``now`` is when they were counted): a page never counts the predictions table
     (issue 28). With ``live``, another window or ``now``, or before the first count, they are counted here.
 
     Returns ``{"total", "finished", "pending", "by_status", "recent", "window_minutes", "measured_minutes",
-    "rate_per_min", "eta", "methods": [{"method", "pk", "total", "finished", "pending", "ok", "failed",
-    "recent", "rate_per_min", "eta"}], "now"}``; ``eta`` is ``{"minutes", "text", "at"}`` or None (no
-    prediction finished in the window while some are unfinished).
+    "rate_per_min", "workers_left", "eta", "unestimated", "eta_sentence", "methods": [{"method", "pk",
+    "total", "finished", "pending", "queued", "ok", "failed", "recent", "rate_per_min", "eta"}], "now"}``;
+    ``eta`` is ``{"minutes", "text", "at", "method", "dataset"}`` (the slowest method and its dataset) or
+    None (no method with queued work finished anything in the window).
     """
+    if subset is not None:
+        dataset = subset.dataset
     counted = None
     if not live and now is None and window_minutes == WINDOW_MINUTES:
-        counted = tallies.progress_counts(dataset=dataset, subset=subset, include_private=include_private)
+        counted = tallies.progress_counts_by_dataset(
+            subset=subset, dataset=dataset, include_private=include_private
+        )
     if counted is not None:
-        by_method, recent, run = counted
-        return _progress(by_method, recent, window_minutes=window_minutes, now=run.computed_at)
+        scope, run = counted
+        rates = scope
+        if subset is not None:  # the rates are the dataset's
+            rates = tallies.progress_counts_by_dataset(dataset=dataset, include_private=include_private)[0]
+        first = tallies.first_started_in_window(run)
+        return _progress(scope, rates, first=first, window_minutes=window_minutes, now=run.computed_at)
     now = now or timezone.now()
     # what the workers run: development methods' predictions too (the owner's page), else what counts publicly
-    qs = Prediction.objects.exclude(self_reported=True) if include_private else Prediction.objects.public()
+    base = Prediction.objects.exclude(self_reported=True) if include_private else Prediction.objects.public()
     if dataset is not None:
-        qs = qs.filter(target__dataset=dataset)
-    if subset is not None:
-        qs = qs.filter(target__subsets=subset)
-    by_method: dict[tuple[str, int], dict[str, int]] = defaultdict(dict)
-    for name, pk, status, n in (
-        qs.values_list("method_version__method__name", "method_version__method_id", "status")
+        base = base.filter(target__dataset=dataset)
+    counts_qs = base.filter(target__subsets=subset) if subset is not None else base
+    scope: dict[int, tuple[dict, dict]] = {}
+    for ds, name, pk, status, n in (
+        counts_qs.values_list(
+            "target__dataset_id", "method_version__method__name", "method_version__method_id", "status"
+        )
         .annotate(n=Count("id"))
         .order_by()
     ):
-        by_method[(name, pk)][status] = n
+        scope.setdefault(ds, ({}, {}))[0].setdefault((name, pk), {})[status] = n
     since = now - dt.timedelta(minutes=window_minutes)
     # "too long" is recorded without running the program (often at queue time): not throughput
-    recent_qs = qs.filter(finished_at__gte=since, finished_at__lte=now).exclude(
+    ran = Q(finished_at__gte=since, finished_at__lte=now) & ~Q(
         status__in=(*UNFINISHED, Prediction.Status.TOO_LONG)
     )
-    recent = {
-        row["method_version__method__name"]: (row["n"], row["first"])
-        for row in recent_qs.values("method_version__method__name")
-        .annotate(n=Count("id"), first=Min("started_at"))
-        .order_by()
-    }
-    return _progress(by_method, recent, window_minutes=window_minutes, now=now)
+    rates: dict[int, tuple[dict, dict]] = {}
+    for row in (
+        base.filter(ran).values("target__dataset_id", "method_version__method__name")
+        .annotate(n=Count("id"), first=Min("started_at")).order_by()
+    ):
+        rates.setdefault(row["target__dataset_id"], ({}, {}))[1][row["method_version__method__name"]] = (
+            row["n"], row["first"]
+        )
+    # the workers' first start in the window, whatever they ran (one measuring time for every rate)
+    first = Prediction.objects.exclude(self_reported=True).filter(ran).aggregate(first=Min("started_at"))
+    first = first["first"]
+    return _progress(scope, rates, first=first, window_minutes=window_minutes, now=now)
 
 
-def _progress(by_method: dict, recent: dict, *, window_minutes: float, now: dt.datetime) -> dict:
-    """:func:`prediction_progress`'s result from its counts: ``by_method`` {(name, method pk): {status: n}},
-    ``recent`` {name: (finished in the window, first of them started)}."""
+def measuring_minutes(first: dt.datetime | None, *, now: dt.datetime, window_minutes: float) -> float:
+    """The one measuring time of every rate: the window, or from the start of the first prediction finished
+    in it (of any method: the workers' start) when that is later, but not under a minute."""
     since = now - dt.timedelta(minutes=window_minutes)
+    if first is not None and first > since:
+        return max((now - first).total_seconds() / 60.0, 1.0)
+    return float(window_minutes)
 
-    # one measuring time for every method and the total: from the first start among all of them
-    firsts = [f for _, f in recent.values() if f is not None]
-    span = window_minutes
-    if firsts and min(firsts) > since:
-        span = max((now - min(firsts)).total_seconds() / 60.0, 1.0)
 
-    def rate(n: int) -> float | None:
-        return n / span if n else None
-
+def _progress(
+    scope: dict[int, tuple[dict, dict]],
+    rates: dict[int, tuple[dict, dict]],
+    *,
+    first: dt.datetime | None,
+    window_minutes: float,
+    now: dt.datetime,
+) -> dict:
+    """:func:`prediction_progress`'s result from its counts per dataset: ``scope`` {dataset pk: (by_method
+    {(name, method pk): {status: n}}, _)} of what is shown, ``rates`` {dataset pk: (_, recent {name: (finished
+    in the window, first of them started)})} of the datasets the rates are measured on."""
+    span = measuring_minutes(first, now=now, window_minutes=window_minutes)
     # what the workers still have to run: queued or running predictions of active methods (a deactivated
     # method's predictions wait; an upload a web service owes is not the workers' work)
     active = set(Method.objects.filter(active=True).values_list("pk", flat=True))
-    workers_left = 0
-    methods = []
+    merged: dict[tuple[str, int], dict] = {}
     by_status: dict[str, int] = defaultdict(int)
-    for (name, pk), counts in sorted(by_method.items(), key=lambda kv: kv[0][0].lower()):
-        for status, n in counts.items():
-            by_status[status] += n
+    slowest = None  # (minutes, method, dataset pk)
+    unestimated: set[str] = set()
+    workers_left = 0
+    for ds, (by_method, _) in scope.items():
+        recent = rates.get(ds, ({}, {}))[1]
+        for (name, pk), counts in by_method.items():
+            m = merged.setdefault(
+                (name, pk), {"method": name, "pk": pk, "statuses": defaultdict(int), "recent": 0,
+                             "queued": 0, "eta": None, "unestimated": False}
+            )
+            for status, n in counts.items():
+                m["statuses"][status] += n
+                by_status[status] += n
+            n_recent = recent.get(name, (0, None))[0]
+            m["recent"] += n_recent
+            if pk not in active:
+                continue
+            queued = sum(counts.get(st, 0) for st in WORKER_QUEUE)
+            m["queued"] += queued
+            workers_left += queued
+            if not queued:
+                continue
+            if not n_recent:
+                m["unestimated"] = True
+                unestimated.add(name)
+                continue
+            minutes = queued / (n_recent / span)
+            if m["eta"] is None or minutes > m["eta"][0]:
+                m["eta"] = (minutes, ds)
+            if slowest is None or minutes > slowest[0]:
+                slowest = (minutes, name, ds)
+    methods = []
+    for (name, pk), m in sorted(merged.items(), key=lambda kv: kv[0][0].lower()):
+        counts = m["statuses"]
         total = sum(counts.values())
         pending = sum(counts.get(s, 0) for s in UNFINISHED)
-        n_recent, _ = recent.get(name, (0, None))
-        r = rate(n_recent)
-        queued = sum(counts.get(st, 0) for st in WORKER_QUEUE) if pk in active else 0
-        workers_left += queued
+        if pk not in active:
+            eta = None
+        elif not m["queued"]:
+            eta = _eta(0, None, now)
+        elif m["eta"] is None or m["unestimated"]:
+            eta = None  # some of its queue is on a dataset where it finished nothing in the window
+        else:
+            eta = _eta_at(m["eta"][0], now)
         methods.append(
             {
                 "method": name,
@@ -160,19 +220,25 @@ def _progress(by_method: dict, recent: dict, *, window_minutes: float, now: dt.d
                 "total": total,
                 "finished": total - pending,
                 "pending": pending,
+                "queued": m["queued"],
                 "ok": counts.get(Prediction.Status.OK, 0),
                 "failed": total - pending - counts.get(Prediction.Status.OK, 0),
-                "recent": n_recent,
-                "rate_per_min": r,
-                # its own queue at its own measured rate (the same measuring time as every other method)
-                "eta": _eta(queued, r, now) if pk in active else None,
+                "recent": m["recent"],
+                "rate_per_min": m["recent"] / span if m["recent"] else None,
+                "eta": eta,
             }
         )
     total = sum(by_status.values())
     pending = sum(by_status.get(s, 0) for s in UNFINISHED)
-    n_recent = sum(n for n, _ in recent.values())
-    overall_rate = rate(n_recent)
-    return {
+    n_recent = sum(m["recent"] for m in methods)
+    if not workers_left:
+        eta = _eta(0, None, now)
+    elif slowest is None:
+        eta = None
+    else:
+        dataset_names = dict(Dataset.objects.filter(pk=slowest[2]).values_list("pk", "name"))
+        eta = {**_eta_at(slowest[0], now), "method": slowest[1], "dataset": dataset_names.get(slowest[2], "")}
+    out = {
         "total": total,
         "finished": total - pending,
         "pending": pending,
@@ -181,12 +247,44 @@ def _progress(by_method: dict, recent: dict, *, window_minutes: float, now: dt.d
         "recent": n_recent,
         "window_minutes": window_minutes,
         "measured_minutes": span,
-        "rate_per_min": overall_rate,
+        "rate_per_min": n_recent / span if n_recent else None,
         "workers_left": workers_left,
-        "eta": _eta(workers_left, overall_rate, now),
+        "eta": eta,
+        "unestimated": sorted(unestimated, key=str.lower),
         "methods": methods,
         "now": now,
     }
+    out["eta_sentence"] = eta_sentence(out)
+    return out
+
+
+def _eta_at(minutes: float, now: dt.datetime) -> dict:
+    return {"minutes": minutes, "text": eta_text(minutes), "at": now + dt.timedelta(minutes=minutes)}
+
+
+def eta_sentence(progress: dict) -> str:
+    """The one sentence every page gives of a progress's ETA (empty when nothing is left to run)."""
+    if not progress.get("workers_left"):
+        return ""
+    window = f"{progress['window_minutes']:.0f} min"
+    missing = progress.get("unestimated") or []
+    eta = progress.get("eta")
+    if not eta:
+        return (f"ETA: no estimate — no method with queued predictions here finished one in the last "
+                f"{window} (are the workers running?).")
+    at = eta["at"]
+    at_text = at.strftime("%Y-%m-%d %H:%M") if hasattr(at, "strftime") else str(at)[:16].replace("T", " ")
+    slowest = f", {eta['method']}," if eta.get("method") else ""
+    where = f" on {eta['dataset']}" if eta.get("dataset") else ""
+    text = (
+        f"ETA: about {eta['text']} (≈ {at_text} UTC), when the slowest method here{slowest} "
+        f"finishes its queue at its own rate{where} over the last {window}."
+    )
+    if missing:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        whose = "theirs" if len(missing) > 1 else "its"
+        text += f" No estimate yet for {shown}: nothing of {whose} finished in that window."
+    return text
 
 
 def unfinished_of_active(*, subset: Subset, live: bool = False) -> int:

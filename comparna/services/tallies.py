@@ -163,6 +163,45 @@ def progress_counts(
     )
 
 
+def progress_counts_by_dataset(
+    *, subset: Subset | None = None, dataset: Dataset | None = None, include_private: bool = False
+) -> tuple[dict[int, tuple[dict, dict]], TallyRun] | None:
+    """:func:`progress_counts` split by dataset, in one query: ``({dataset pk: (by_method, recent)}, run)``
+    of one subset's predictions, or of every dataset's (or one dataset's); None before the first refresh."""
+    run = current_run()
+    if run is None:
+        return None
+    rows = PredictionTally.objects.filter(run=run, self_reported=False)
+    rows = rows.filter(subset=subset) if subset is not None else rows.filter(subset__isnull=True)
+    if dataset is not None:
+        rows = rows.filter(dataset=dataset)
+    versions = _methods()
+    by_dataset: dict[int, tuple[dict, dict]] = {}
+    for ds, version, status, n, n_recent, first in rows.values_list(
+        "dataset_id", "method_version_id", "status", "n", "recent", "first_started"
+    ):
+        name, mpk, _, public = versions[version]
+        if not include_private and not public:
+            continue
+        by_method, recent = by_dataset.setdefault(ds, ({}, {}))
+        counts = by_method.setdefault((name, mpk), {})
+        counts[status] = counts.get(status, 0) + n
+        if n_recent:
+            got = recent.get(name, (0, None))
+            earliest = got[1] if first is None or (got[1] is not None and got[1] <= first) else first
+            recent[name] = (got[0] + n_recent, earliest)
+    return by_dataset, run
+
+
+def first_started_in_window(run: TallyRun) -> dt.datetime | None:
+    """When the first of the predictions finished in ``run``'s window started, of any method (what the
+    workers ran: the one measuring time of every rate, :mod:`comparna.services.progress`)."""
+    rows = PredictionTally.objects.filter(run=run, subset__isnull=True, self_reported=False, recent__gt=0)
+    return rows.aggregate(
+        first=Min("first_started")
+    )["first"]
+
+
 def version_tallies(*, versions) -> tuple[list[tuple[int, str, bool, int, int]], TallyRun] | None:
     """The predictions of these method versions (pks) on all datasets as last counted: ``(version, status,
     self_reported, n, blind)`` rows and their run; None before the first refresh (the caller counts). A few

@@ -231,7 +231,9 @@ def test_progress_eta_from_measured_throughput_and_settling(client, world):
     span = (now - first).total_seconds() / 60
     assert prog["recent"] == 57 and prog["measured_minutes"] == pytest.approx(span)
     assert prog["rate_per_min"] == pytest.approx(57 / span)
-    assert prog["eta"]["minutes"] == pytest.approx(22 / (57 / span))
+    # the ETA is the slowest method's: its queue at its own rate (Delta, with nothing finished, is named)
+    assert prog["eta"]["minutes"] == pytest.approx(2 / (17 / span)) and prog["eta"]["method"] == "Alpha"
+    assert prog["unestimated"] == ["Delta"] and "No estimate yet for Delta" in prog["eta_sentence"]
     per = {m["method"]: m for m in prog["methods"]}
     # nothing of Delta finished: no estimate rather than a made-up one
     assert per["Delta"]["eta"] is None and per["Delta"]["pending"] == 20
@@ -246,9 +248,9 @@ def test_progress_eta_from_measured_throughput_and_settling(client, world):
     from comparna.owners.eta import queue_eta
 
     owner = queue_eta(world["versions"]["Alpha"], now=now)
-    everywhere = prediction_progress(now=now)
-    assert owner["rate"]["per_minute"] == pytest.approx(everywhere["rate_per_min"])
-    assert owner["minutes"] == pytest.approx(everywhere["eta"]["minutes"])
+    everywhere = {m["method"]: m for m in prediction_progress(now=now)["methods"]}
+    assert owner["rate"]["per_minute"] == pytest.approx(everywhere["Alpha"]["rate_per_min"])
+    assert owner["minutes"] == pytest.approx(everywhere["Alpha"]["eta"]["minutes"])
     # nothing finished in the window: no estimate rather than a made-up one
     later = prediction_progress(subset=world["all"], now=now + dt.timedelta(hours=1))
     assert later["eta"] is None and later["pending"] == 22
@@ -321,8 +323,9 @@ def test_target_level_page_rank_interval_decided_mcc_and_the_labelled_2013_view(
 
 
 def test_an_under_powered_pair_is_not_ranked_and_says_why(client):
-    """12 common targets, A far better on 7 and far worse on 5: no verdict at the target level ("?" for
-    power), so neither is ranked, and the page says it is the evidence, not the count, that is missing."""
+    """12 common targets, A far better on 7 and far worse on 5: no verdict at the target level ("?", open:
+    neither a win nor an equivalence; issue 35: was "power"), so neither is ranked, and the page says it is
+    the evidence, not the count, that is missing."""
     cache.clear()
     rng = random.Random(12)
     dataset = make_dataset("powerless")
@@ -340,7 +343,8 @@ def test_an_under_powered_pair_is_not_ranked_and_says_why(client):
             score_prediction(prediction=p)
     snap, _ = rank_subset(subset=Subset.objects.get(dataset=dataset, slug="all"), definition="extended")
     assert snap.report["verdicts"]["Up"]["Down"] == "?"
-    assert snap.report["verdict_reasons"]["Up"]["Down"] == "power"
+    assert snap.report["verdict_reasons"]["Up"]["Down"] == "open"
+    assert snap.report["to_decide"]["Up"]["Down"][0] > 0
     assert snap.report["ranked_methods"] == []
     page = client.get(reverse("subset-rankings", args=["powerless", "all", "extended"])).content.decode()
     listed = html.unescape(page[page.index('id="not-ranked-list"') :])

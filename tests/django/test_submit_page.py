@@ -210,7 +210,9 @@ def test_a_sequence_no_target_has_is_run_but_not_scored(client, owner, trna):
     assert 'id="test-not-scored"' in r.content.decode()
 
 
-def test_eta_from_the_workers_measured_rate(trna):
+def test_eta_from_the_methods_own_measured_rate(trna):
+    """Issue 37: an owner's estimate is its own queue at its own rate, not the whole backlog at the workers'
+    rate (development methods have their own share of the workers)."""
     now = timezone.now()
     busy = make_method_version("Busy")
     ds = trna.dataset
@@ -225,13 +227,19 @@ def test_eta_from_the_workers_measured_rate(trna):
         Prediction.objects.create(method_version=busy, target=t)  # 60 queued
     mine = make_method_version("Mine")
     assert queue_eta(mine, now=now)["text"] == "nothing queued"
-    Prediction.objects.create(method_version=mine, target=trna)
+    for t in targets[:10]:
+        Prediction.objects.create(method_version=mine, target=t)
+    eta = queue_eta(mine, now=now)  # nothing of its own finished yet: no estimate, not the backlog's 23 min
+    assert eta["mine"] == 10 and eta["queued_total"] == 70 and eta["minutes"] is None
+    assert eta["text"].startswith("no estimate yet: none of its predictions finished in the last 15 min")
+    # 5 of its own finished in the window (the workers' one measuring time: 10 min): 0.5 a minute
+    for t in targets[30:35]:
+        Prediction.objects.create(method_version=mine, target=t, status="ok",
+                                  started_at=now - dt.timedelta(minutes=5),
+                                  finished_at=now - dt.timedelta(minutes=1))
     eta = queue_eta(mine, now=now)
-    assert eta["queued_total"] == 61 and abs(eta["rate"]["per_minute"] - 3.0) < 1e-9
-    assert abs(eta["minutes"] - 61 / 3) < 1e-9 and eta["text"].startswith("done within about 20 min at")
-    # a queue shorter than a minute's work
-    Prediction.objects.filter(method_version=busy, status="queued").delete()
-    assert queue_eta(mine, now=now)["text"].startswith("done within a minute at the workers' recent rate")
+    assert abs(eta["rate"]["per_minute"] - 0.5) < 1e-9 and abs(eta["minutes"] - 10 / 0.5) < 1e-9
+    assert eta["text"].startswith("done within about 20 min at its own recent rate (0.5 predictions/min")
     # nothing finished in the window: no invented estimate
     assert queue_eta(mine, now=now + dt.timedelta(hours=1))["minutes"] is None
 

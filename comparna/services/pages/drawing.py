@@ -54,10 +54,13 @@ def structure_drawing_svg(
     *,
     label: str,
     size: int = 460,
+    legend: dict[str, str] | None = None,
 ) -> str:
     """A standalone SVG: the backbone laid out by NAVIEW on the nested part of ``layout`` (the pairs that
     shape the drawing), bases as small circles (with letters when there is room), every pair of ``marks``
-    as a line between its bases, and a legend of the classes drawn."""
+    as a line between its bases, and a legend of the classes drawn (``legend`` replaces the texts of
+    :data:`LEGEND` for its classes)."""
+    texts = LEGEND | (legend or {})
     n = len(sequence)
     xy = layout_xy(n, layout)
     legend_h = 16 * len({m.css for m in marks}) + 8
@@ -104,7 +107,7 @@ def structure_drawing_svg(
     for css in ("ref", "tp", "fp", "fn"):
         if any(m.css == css for m in marks):
             out.append(f'<line class="pair {css}" x1="20" y1="{y:.1f}" x2="44" y2="{y:.1f}"/>'
-                       f'<text class="legend" x="50" y="{y + 3:.1f}">{LEGEND[css]}</text>')
+                       f'<text class="legend" x="50" y="{y + 3:.1f}">{html.escape(texts[css])}</text>')
             y += 16
     out.append("</svg>")
     return "".join(out)

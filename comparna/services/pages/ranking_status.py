@@ -179,6 +179,8 @@ def _decode(prog: dict) -> dict:
         {**m, "eta": {**m["eta"], "at": parse_datetime(m["eta"]["at"])} if m.get("eta") else m.get("eta")}
         for m in prog.get("methods", [])
     ]
+    if "eta_sentence" not in out:  # stored before the sentence was (issue 37): worded here, the same way
+        out["eta_sentence"] = progress.eta_sentence(out)
     return out
 
 

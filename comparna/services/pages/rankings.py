@@ -315,6 +315,21 @@ def newest_snapshot_summaries(*, dataset: Dataset) -> list[RankingSnapshot]:
     return out
 
 
+def glance_order(rows: list[dict]) -> list[dict]:
+    """Ranked rows in the ranking's own order — the rank the report stores for each (never recomputed here,
+    so the home page agrees with the ranking page by construction) — tied ranks by mean per-target MCC on
+    the targets that decided the place (highest first), then by name (issue 37: ties listed alphabetically
+    kept the highest MCCs off the home page)."""
+
+    def mcc(r: dict) -> float:
+        value = r.get("decided_mcc")
+        if value is None:
+            value = (r.get("mean_mcc") or {}).get("mean")
+        return -2.0 if value is None else float(value)
+
+    return sorted(rows, key=lambda r: (r["rank"], -mcc(r), r["method"].lower()))
+
+
 def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
     """For each dataset, the newest snapshot of its first subset and definition with its top rows."""
     found = []
@@ -334,7 +349,7 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
             "dataset": dataset,
             "subset": subset,
             "snapshot": snap,
-            "rows": ranked_rows(rows[snap.pk])[:top],
+            "rows": glance_order(ranked_rows(rows[snap.pk]))[:top],
             "common_targets": live[snap.pk]["common_targets_ranked"],
             "live": live[snap.pk],
         }

@@ -1,0 +1,188 @@
+"""The advisor (issue 40) through its real path: the form and the API, the worker's steps called as the
+Celery tasks call them (real cmscan with the server's Rfam library, real predictors in the sandbox), the
+results page, drawings, downloads, limits and expiry by the project clock."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.urls import reverse
+
+from comparna import clock
+from comparna.advice import services
+from comparna.advice.models import AdviceQuery, AdviceRequest, AdviceRun, Status
+from comparna.models import PairDefinition, RankingSnapshot, RankingSnapshotSummary, Subset
+from comparna.rna.formats import read_bpseq
+from predictors.models import Method
+from predictors.services import sync_predictors
+from tests.factories import make_dataset, make_target
+
+pytestmark = pytest.mark.django_db
+
+# Yeast tRNA-Phe (PDB 1EHZ) and its cloverleaf.
+TRNA_PHE = "GCGGAUUUAGCUCAGUUGGGAGAGCGCCAGACUGAAGAUCUGGAGGUCCUGUGUUCGAUCCACAGAAUUCGCACCA"
+TRNA_DB = "(((((((..((((........)))).(((((.......))))).....(((((.......))))))))))))...."
+TOP = ("RNAfold-MFE", "LinearFold-V", "RNAfold-MEA")
+
+
+@pytest.fixture
+def benchmark(db):
+    """A catalogue of four real methods, a dataset whose tRNA family subset holds yeast tRNA-Phe, and a
+    stored ranking of that subset in which the three of TOP lead (CONTRAfold-MFE last)."""
+    sync_predictors(only=[*TOP, "CONTRAfold-MFE"])
+    dataset = make_dataset("famset", definitions=(PairDefinition.STANDARD,))
+    target = make_target(TRNA_PHE, TRNA_DB, dataset=dataset, definition=PairDefinition.STANDARD)
+    subset = Subset.objects.create(dataset=dataset, slug="family-trna", name="tRNA")
+    subset.targets.add(target)
+    rows = [
+        {"method": name, "rank": k + 1, "ranked": True, "rank_low": k + 1, "rank_high": k + 2,
+         "decided_mcc": 0.8 - 0.1 * k, "decided_targets": 12, "mcc": 0.8 - 0.1 * k, "targets": 12}
+        for k, name in enumerate([*TOP, "CONTRAfold-MFE"])
+    ]
+    snap = RankingSnapshot.objects.create(
+        dataset=dataset, subset=subset, definition=PairDefinition.STANDARD, seed=1, inputs_hash="x" * 64,
+        inputs={}, report={"rows": rows},
+    )
+    RankingSnapshotSummary.objects.create(snapshot=snap, protocol="target", clusters=3, methods=rows)
+    return {"target": target, "subset": subset}
+
+
+def _work_out(advice: AdviceRequest) -> None:
+    """What the workers do, in the order the tasks are sent."""
+    for query in advice.queries.all():
+        services.work_out_query(query_id=query.pk)
+    for run in AdviceRun.objects.filter(query__request=advice):
+        services.execute_run(run_id=run.pk)
+
+
+def test_trna_phe_gives_its_family_the_known_structure_the_ranking_and_three_drawn_runs(client, benchmark):
+    response = client.post(reverse("advice"), {"sequences": f">yeast tRNA-Phe\n{TRNA_PHE}\n"})
+    assert response.status_code == 302
+    advice = AdviceRequest.objects.get()
+    assert response["Location"] == reverse("advice-result", args=[advice.token])
+    assert len(advice.token) >= 32
+    page = client.get(response["Location"]).content.decode()
+    assert 'http-equiv="refresh"' in page and "Working" in page
+
+    _work_out(advice)
+    query = AdviceQuery.objects.get()
+    evidence = query.evidence
+    assert evidence["family"]["found"] and evidence["family"]["accession"] == "RF00005"
+    assert evidence["family"]["label"] == "tRNA"
+    assert evidence["similar"][0]["target"] == benchmark["target"].pk
+    assert evidence["similar"][0]["identity"] == 1.0
+    assert evidence["slice_kind"] == "family"
+    assert [r["method"] for r in evidence["slices"][0]["rows"]][:3] == list(TOP)
+    assert "1 tRNA targets in 1 dataset" in evidence["sentence"] or "tRNA targets" in evidence["sentence"]
+    runs = list(query.runs.select_related("method"))
+    assert [r.method.name for r in runs] == list(TOP)
+    assert all(r.status == Status.DONE and r.result["ok"] for r in runs), [r.result for r in runs]
+    advice.refresh_from_db()
+    assert advice.status == Status.DONE
+
+    page = client.get(reverse("advice-result", args=[advice.token]))
+    assert page["Cache-Control"].count("no-store") == 1
+    html = page.content.decode()
+    assert 'http-equiv="refresh"' not in html
+    assert "tRNA (Rfam RF00005" in html
+    assert reverse("target-detail", args=[benchmark["target"].pk]) in html
+    assert "Agreement between the predictions" in html and "Consensus" in html
+    for run in runs:
+        svg = client.get(reverse("advice-drawing", args=[advice.token, 0, run.pk]))
+        assert svg.status_code == 200 and svg["Content-Type"] == "image/svg+xml"
+        assert svg.content.decode().count(' data-i="') == len(run.result["pairs"])  # one line per pair
+        bpseq = client.get(reverse("advice-download", args=[advice.token, 0, run.pk, "bpseq"]))
+        sequence, structure = read_bpseq(bpseq.content.decode())
+        assert sequence == TRNA_PHE and sorted(structure.pairs) == sorted(map(tuple, run.result["pairs"]))
+    # RNAfold's MFE structure of tRNA-Phe is a cloverleaf-like fold with ~20 pairs, not an empty one
+    assert 15 <= len(runs[0].result["pairs"]) <= 30
+
+
+def test_a_fasta_of_three_gives_three_answers_and_the_api_reads_them(client, benchmark):
+    text = f">one\n{TRNA_PHE}\n>two\n{TRNA_PHE[:40]}\n>three\nGGGGAAAACCCCAAAAGGGGAAAACCCC\n"
+    response = client.post(reverse("api-advice"), data=json.dumps({"sequences": text}),
+                           content_type="application/json")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    advice = AdviceRequest.objects.get(token=body["token"])
+    assert [q.name for q in advice.queries.all()] == ["one", "two", "three"]
+    _work_out(advice)
+    got = client.get(reverse("api-advice-detail", args=[body["token"]])).json()
+    assert [q["name"] for q in got["queries"]] == ["one", "two", "three"]
+    assert all(q["status"] == "done" for q in got["queries"])
+    assert got["queries"][0]["evidence"]["family"]["label"] == "tRNA"
+    assert got["queries"][2]["evidence"]["slice_kind"] == "length"  # no family: its length bin
+    assert all(isinstance(r["pairs"], list) for q in got["queries"] for r in q["runs"] if r["status"] == "done")
+    page = client.get(reverse("advice-result", args=[body["token"]])).content.decode()
+    assert page.count('class="advice-query"') == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("ACGUXACGUACGU", "is not a nucleotide"),
+        ("A" * 1001, "has 1001 nt; at most 1000"),
+        ("", "the input is empty"),
+        ("ACGU" * 262_144, "at most 20,000 are accepted"),
+    ],
+)
+def test_bad_inputs_get_their_error_and_queue_nothing(client, benchmark, text, words):
+    page = client.post(reverse("advice"), {"sequences": text})
+    assert page.status_code == 400
+    assert words in page.content.decode()
+    api = client.post(reverse("api-advice"), data=json.dumps({"sequences": text}), content_type="application/json")
+    assert api.status_code == 400 and words in api.json()["error"]
+    assert not AdviceRequest.objects.exists() and not AdviceQuery.objects.exists()
+
+
+@override_settings(ADVICE_PER_ADDRESS=2)
+def test_one_address_is_limited_and_told_to_come_back(client, benchmark):
+    for _ in range(2):
+        assert client.post(reverse("advice"), {"sequences": TRNA_PHE}).status_code == 302
+    page = client.post(reverse("advice"), {"sequences": TRNA_PHE})
+    assert page.status_code == 429 and "At most 2 requests per 60 minutes" in page.content.decode()
+    assert AdviceRequest.objects.count() == 2
+    other = client.post(reverse("advice"), {"sequences": TRNA_PHE}, REMOTE_ADDR="192.0.2.7")
+    assert other.status_code == 302  # another address is not held up
+
+
+@override_settings(ADVICE_MAX_OPEN_RUNS=3)
+def test_the_queue_cap_answers_busy_with_minutes(client, benchmark):
+    assert client.post(reverse("advice"), {"sequences": TRNA_PHE}).status_code == 302
+    services.work_out_query(query_id=AdviceQuery.objects.get().pk)  # three runs queued, none run
+    assert AdviceRun.objects.filter(status=Status.QUEUED).count() == 3
+    page = client.post(reverse("advice"), {"sequences": TRNA_PHE})
+    assert page.status_code == 429
+    assert "The advisor is busy (3 runs waiting); try again in about 2 minutes" in page.content.decode()
+    assert AdviceRequest.objects.count() == 1
+
+
+def test_results_expire_after_seven_days_by_the_project_clock(client, benchmark, settings):
+    client.post(reverse("advice"), {"sequences": TRNA_PHE})
+    advice = AdviceRequest.objects.get()
+    url = reverse("advice-result", args=[advice.token])
+    assert client.get(url).status_code == 200
+    later = clock.now() + timedelta(days=7, minutes=1)
+    settings.CLOCK = f"{later:%Y-%m-%dT%H:%M:%S}Z@{__import__('time').time():.1f}"
+    assert client.get(url).status_code == 404
+    assert client.get(reverse("api-advice-detail", args=[advice.token])).status_code == 404
+    assert services.delete_expired_advice() == 1
+    assert not AdviceQuery.objects.exists()
+
+
+def test_only_methods_run_in_the_sandbox_can_be_ticked(client, benchmark):
+    web = Method.objects.get(name="CONTRAfold-MFE")
+    version = web.current_version
+    version.spec = version.spec | {"kind": "web", "endpoint": "https://fold.example.org/x"}
+    version.save(update_fields=["spec"])
+    page = client.post(reverse("advice"), {"sequences": TRNA_PHE, "methods": [str(web.pk)]})
+    assert page.status_code == 400 and f"Method {web.pk} cannot be run by the advisor" in page.content.decode()
+    assert web.name not in client.get(reverse("advice")).content.decode()
+
+
+def test_the_schema_lists_the_endpoint(client):
+    schema = client.get(reverse("api-schema"), HTTP_ACCEPT="application/json").content.decode()
+    assert "/api/advice/" in schema and "/api/advice/{token}/" in schema
