@@ -116,21 +116,35 @@ class CountsTable:
 
 
 def read_counts_csv(source: str | Path | io.TextIOBase) -> CountsTable:
-    """Read ``method,target,tp,fn,fp,fp_compatible,tn`` rows (with that header, any column order).
+    """Read ``method,target,tp,fn,fp,fp_compatible,tn`` rows (:func:`read_counts_with_families`, families
+    left out)."""
+    return read_counts_with_families(source)[0]
+
+
+def read_counts_with_families(source: str | Path | io.TextIOBase) -> tuple[CountsTable, list[str] | None]:
+    """Read ``method,target,tp,fn,fp,fp_compatible,tn`` rows (with that header, any column order) and an
+    optional ``family`` column.
 
     Parameters
     ----------
     source : path or text stream
 
+    Returns
+    -------
+    (table, families)
+        ``families``: the family label of every target of the table (in its order), or None without a
+        ``family`` column. A target's family is the same on each of its rows; an empty cell makes the
+        target its own family (``"target:<name>"``).
+
     Raises
     ------
     CountsFormatError
         Missing columns, a non-integer or negative count, ``fp_compatible > fp``, an empty name, a repeated
-        (method, target) or no rows at all; the message names the line.
+        (method, target), a target given two families, or no rows at all; the message names the line.
     """
     if isinstance(source, (str, Path)):
         with open(source, newline="", encoding="utf-8") as handle:
-            return read_counts_csv(handle)
+            return read_counts_with_families(handle)
     reader = csv.reader(source)
     header = next(reader, None)
     if header is None:
@@ -143,6 +157,8 @@ def read_counts_csv(source: str | Path | io.TextIOBase) -> CountsTable:
     if missing:
         raise CountsFormatError(f"header lacks column(s) {', '.join(missing)}", line=1)
     col = [header.index(name) for name in required]
+    family_col = header.index("family") if "family" in header else None
+    families: dict[str, tuple[str, int]] = {}
     rows = []
     seen: dict[tuple[str, str], int] = {}
     for row in reader:
@@ -172,6 +188,16 @@ def read_counts_csv(source: str | Path | io.TextIOBase) -> CountsTable:
             )
         seen[method, target] = line
         rows.append((method, target, *numbers))
+        if family_col is not None:
+            family = row[family_col].strip() or f"target:{target}"
+            known = families.setdefault(target, (family, line))
+            if known[0] != family:
+                raise CountsFormatError(
+                    f"target {target} has family {family!r} here, {known[0]!r} on line {known[1]}", line=line
+                )
     if not rows:
         raise CountsFormatError("no prediction rows after the header", line=2)
-    return CountsTable.from_rows(rows)
+    table = CountsTable.from_rows(rows)
+    if family_col is None:
+        return table, None
+    return table, [families[target][0] for target in table.targets]

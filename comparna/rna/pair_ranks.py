@@ -10,7 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from comparna.rna.clustered import cluster_codes
+from comparna.rna import thresholds
+from comparna.rna import verdict_statistics as vs
+from comparna.rna.clustered import ZERO_TOLERANCE, cluster_codes
 from comparna.rna.counts_table import CountsTable
 from comparna.rna.metrics import mcc_from_arrays
 
@@ -38,16 +40,24 @@ class PairSignedRanks:
     pairs : list of (int, int)
         The pairs (a < b), in the order of every array below.
     pvalue, statistic : numpy.ndarray
-        (P,) :func:`comparna.rna.clustered.clustered_signed_rank_test` of the per-target MCC differences
-        a − b with the families of the targets.
+        (P,) the clustered signed-rank test of the per-target MCC differences a − b with the families of the
+        targets: two-sided p under the exact family sign-flip null
+        (:func:`comparna.rna.verdict_statistics.pair_pvalue`) and T = Σ sign(d)·rank(|d|).
+    method : numpy.ndarray
+        (P,) str, how each p was computed; ``"undecided"`` when it could not be placed on one side of a
+        threshold of ``band``.
     mean : numpy.ndarray
         (P,) mean difference a − b over the common targets.
     nonzero : numpy.ndarray
         (P,) bool: some difference is not exactly 0.
     se : numpy.ndarray
         (P,) the CR1 family-robust standard error of the mean difference (NaN with one family).
-    clusters : numpy.ndarray
-        (P,) int, families among the common targets.
+    clusters, n : numpy.ndarray
+        (P,) int, families among the common targets and the common targets.
+    low, high : numpy.ndarray
+        (P,) the family-clustered interval of the mean difference at ``confidence`` (the equivalence test's).
+    hl, hl_low, hl_high : numpy.ndarray
+        (P,) the Hodges–Lehmann shift with its family-clustered interval (NaN when not asked for).
     signed, diffs, sizes : numpy.ndarray or None
         (families, P) float64 per family: the summed signed average ranks, the summed differences and the
         number of common targets (only when asked for: the rank intervals resample them).
@@ -56,10 +66,17 @@ class PairSignedRanks:
     pairs: list[tuple[int, int]]
     pvalue: np.ndarray
     statistic: np.ndarray
+    method: np.ndarray
     mean: np.ndarray
     nonzero: np.ndarray
     se: np.ndarray
     clusters: np.ndarray
+    n: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    hl: np.ndarray
+    hl_low: np.ndarray
+    hl_high: np.ndarray
     signed: np.ndarray | None = None
     diffs: np.ndarray | None = None
     sizes: np.ndarray | None = None
@@ -72,16 +89,23 @@ _PAIR_BLOCK = 1 << 19
 
 
 def pair_signed_ranks(
-    table: CountsTable, codes: np.ndarray, pairs: Sequence[tuple[int, int]], *, sums: bool = False
+    table: CountsTable,
+    codes: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    *,
+    sums: bool = False,
+    alpha: float = thresholds.ALPHA,
+    confidence: float = thresholds.EQUIVALENCE_CONFIDENCE,
+    effects: bool = True,
 ) -> PairSignedRanks:
-    """The clustered signed-rank test and the family sums of every pair at once.
+    """The clustered signed-rank test, the effect sizes and the family sums of every pair at once.
 
-    The same numbers as calling :func:`comparna.rna.clustered.clustered_signed_rank_test` pair by pair
-    (identical to the last bit: ranks and family sums of ranks are integers, every mean and standard error
-    is taken over the same array in the same order), computed for blocks of pairs together: the differences
-    of a block are ranked by one row-wise sort of integer keys (rounded |d| above the column), ties get
-    their average rank, and the signed ranks, differences and counts are summed per family with one
-    ``bincount`` over (pair, family) bins.
+    The differences of a block of pairs are ranked by one row-wise sort of integer keys (rounded |d| above
+    the column), ties get their average rank, and the signed ranks, differences and counts are summed per
+    family with one ``bincount`` over (pair, family) bins: the same ranks and family sums as
+    :func:`comparna.rna.clustered.clustered_signed_rank_test` computes pair by pair. Each pair's p-value is
+    then taken from the exact sign-flip null, exactly wherever a Holm threshold of the subset's pairs
+    (between α/P and α) is near (:func:`comparna.rna.verdict_statistics.pair_pvalue`).
 
     Parameters
     ----------
@@ -91,19 +115,27 @@ def pair_signed_ranks(
     pairs : sequence of (int, int)
     sums : bool
         Also return the per-family sums the rank intervals resample (:attr:`PairSignedRanks.signed` …).
+    alpha : float
+        The verdicts' α: with P pairs, p is resolved exactly across [α/P, α].
+    confidence : float
+        Of the clustered interval of the mean difference (0.90: two one-sided tests at 5 %).
+    effects : bool
+        Also compute the Hodges–Lehmann shifts with their family-clustered intervals.
     """
-    from comparna.rna.clustered import ZERO_TOLERANCE, sign_flip_pvalue
-
     t = len(table.targets)
     n_pairs = len(pairs)
     n_codes = int(codes.max()) + 1 if t else 0
+    band = vs.holm_band(alpha, n_pairs)
     out = {
         "pvalue": np.full(n_pairs, np.nan),
         "statistic": np.zeros(n_pairs),
+        "method": np.full(n_pairs, "", dtype=object),
         "mean": np.full(n_pairs, np.nan),
         "nonzero": np.zeros(n_pairs, dtype=bool),
         "se": np.full(n_pairs, np.nan),
         "clusters": np.zeros(n_pairs, dtype=np.int64),
+        "n": np.zeros(n_pairs, dtype=np.int64),
+        **{name: np.full(n_pairs, np.nan) for name in ("low", "high", "hl", "hl_low", "hl_high")},
     }
     if sums:
         for name in ("signed", "diffs", "sizes"):
@@ -150,7 +182,8 @@ def pair_signed_ranks(
         # the common targets of each pair, concatenated in table order (row-major nonzero)
         c_row, c_col = np.nonzero(common)
         d_all = diff[c_row, c_col]
-        c_bins = c_row * n_codes + codes[c_col]
+        c_codes = codes[c_col]
+        c_bins = c_row * n_codes + c_codes
         sizes = np.bincount(c_bins, minlength=rows * n_codes).reshape(rows, n_codes)
         bounds = np.concatenate(([0], np.cumsum(common.sum(axis=1))))
         means = np.array([d_all[bounds[k] : bounds[k + 1]].mean() for k in range(rows)])
@@ -159,17 +192,23 @@ def pair_signed_ranks(
         for k in range(rows):
             p = start + k
             local = rank_sums[k][ranked[k]]
-            out["pvalue"][p] = sign_flip_pvalue(local)[0]
+            d_k, codes_k = d_all[bounds[k] : bounds[k + 1]], c_codes[bounds[k] : bounds[k + 1]]
+            out["pvalue"][p], out["method"][p] = vs.pair_pvalue(local, band=band)
             out["statistic"][p] = float(local.sum()) / 2
             out["mean"][p] = means[k]
-            out["nonzero"][p] = bool(np.any(d_all[bounds[k] : bounds[k + 1]]))
+            out["nonzero"][p] = bool(np.any(d_k))
+            out["n"][p] = d_k.size
+            out["low"][p], out["high"][p] = vs.mean_interval(d_k, codes_k, confidence=confidence)
+            if effects:
+                out["hl"][p], out["hl_low"][p], out["hl_high"][p] = vs.hodges_lehmann(
+                    d_k, codes_k, confidence=thresholds.EFFECT_CONFIDENCE
+                )
             in_pair = sizes[k] > 0
             n_fam = int(in_pair.sum())
             out["clusters"][p] = n_fam
             if n_fam >= 2:
                 r = residual[k][in_pair]
-                n = int(bounds[k + 1] - bounds[k])
-                out["se"][p] = float(np.sqrt(n_fam / (n_fam - 1) * np.sum(r**2)) / n)
+                out["se"][p] = float(np.sqrt(n_fam / (n_fam - 1) * np.sum(r**2)) / d_k.size)
         if sums:
             out["signed"][:, start : start + rows] = rank_sums.T / 2
             out["diffs"][:, start : start + rows] = (

@@ -25,6 +25,7 @@ from comparna.rna.counts_table import (
     CountsTable,
     pooled_mcc,
     read_counts_csv,
+    read_counts_with_families,
 )
 from comparna.rna.metrics import mcc_from_arrays
 from comparna.rna.pair_ranks import PairSignedRanks, _codes, pair_signed_ranks, per_target_mcc
@@ -43,25 +44,28 @@ from comparna.rna.protocol_2013 import (
     subsample_size,
     wilcoxon_pvalues,
 )
-from comparna.rna.rank_intervals import rank_intervals
+from comparna.rna.rank_intervals import rank_intervals, robustness_intervals
 from comparna.rna.ranking_format import compare_protocols, format_comparison, format_report
 from comparna.rna.ranking_report import (
+    decision_summary,
     protocol_2013_report,
     protocol_view,
     rank_from_counts_csv,
     ranking_report,
+    robustness_report,
 )
 from comparna.rna.ranking_result import (
     PairwiseRanking,
     RobustnessRanking,
     competition_ranks,
     pairwise_result,
+    robustness_counts,
     robustness_ranking,
     target_totals,
+    tie_spans,
 )
 from comparna.rna.target_verdicts import (
     decided_scores,
-    detection_power,
     target_conventions,
     target_level_ranking,
 )
@@ -69,13 +73,14 @@ from comparna.rna.target_verdicts import (
 _pairwise_result = pairwise_result
 
 __all__ = [
-    "ALPHA", "COUNT_FIELDS", "DRAW", "FRACTION", "LOSS", "MIN_COMMON", "REPLICATES", "UNKNOWN", "WIN",
-    "CountsFormatError", "CountsTable", "PairSignedRanks", "PairwiseRanking", "RobustnessRanking",
-    "_codes", "_pairwise_result", "compare_protocols", "competition_ranks", "decided_scores",
-    "detection_power", "draw_exclusions", "engine_conventions", "exclusion_width", "first_distinct",
+    "ALPHA", "COUNT_FIELDS", "CountsFormatError", "CountsTable", "DRAW", "FRACTION", "LOSS", "MIN_COMMON",
+    "PairSignedRanks", "PairwiseRanking", "REPLICATES", "RobustnessRanking", "UNKNOWN", "WIN", "_codes",
+    "_pairwise_result", "compare_protocols", "competition_ranks", "decided_scores", "decision_summary",
+    "draw_exclusions", "engine_conventions", "exclusion_width", "first_distinct",
     "format_comparison", "format_report", "kept_indices", "mcc_from_arrays", "pair_replicate_mccs",
-    "pair_rng", "pair_signed_ranks", "pairwise_ranking", "pairwise_result", "per_target_mcc",
-    "pooled_mcc", "protocol_2013_report", "protocol_view", "rank_from_counts_csv", "rank_intervals",
-    "rank_subsets", "ranking_report", "read_counts_csv", "robustness_ranking", "subsample_size",
-    "target_conventions", "target_level_ranking", "target_totals", "wilcoxon_pvalues",
+    "pair_rng", "pair_signed_ranks", "pairwise_ranking", "pairwise_result", "per_target_mcc", "pooled_mcc",
+    "protocol_2013_report", "protocol_view", "rank_from_counts_csv", "rank_intervals", "rank_subsets",
+    "ranking_report", "read_counts_csv", "read_counts_with_families", "robustness_counts",
+    "robustness_intervals", "robustness_ranking", "robustness_report", "subsample_size",
+    "target_conventions", "target_level_ranking", "target_totals", "tie_spans", "wilcoxon_pvalues",
 ]

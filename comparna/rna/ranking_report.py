@@ -9,12 +9,20 @@ from pathlib import Path
 import numpy as np
 
 from comparna.rna import thresholds
-from comparna.rna.counts_table import MIN_COMMON, CountsTable, pooled_mcc, read_counts_csv
-from comparna.rna.pair_ranks import _codes, pair_signed_ranks
+from comparna.rna.counts_table import (
+    DRAW,
+    LOSS,
+    MIN_COMMON,
+    WIN,
+    CountsTable,
+    pooled_mcc,
+    read_counts_with_families,
+)
+from comparna.rna.pair_ranks import _codes, pair_signed_ranks, per_target_mcc
 from comparna.rna.protocol_2013 import pairwise_ranking
-from comparna.rna.rank_intervals import rank_intervals
-from comparna.rna.ranking_result import PairwiseRanking, robustness_ranking
-from comparna.rna.target_verdicts import decided_scores, target_level_ranking
+from comparna.rna.rank_intervals import rank_intervals, robustness_intervals
+from comparna.rna.ranking_result import PairwiseRanking, competition_ranks, robustness_counts
+from comparna.rna.target_verdicts import REASONS, decided_scores, target_level_ranking
 
 
 def _pair_dict(methods: Sequence[str], matrix: np.ndarray, cast=float) -> dict:
@@ -29,8 +37,12 @@ def _pair_dict(methods: Sequence[str], matrix: np.ndarray, cast=float) -> dict:
     return out
 
 
-def _method_rows(table: CountsTable, result: PairwiseRanking, own_mcc: np.ndarray) -> list[dict]:
-    order = sorted(range(len(table.methods)), key=lambda i: (int(result.ranks[i]), table.methods[i]))
+def _method_rows(
+    table: CountsTable, result: PairwiseRanking, own_mcc: np.ndarray, tie_order: np.ndarray | None = None
+) -> list[dict]:
+    """One row per method in rank order; within a shared rank by ``tie_order`` (higher first), then name."""
+    tie = np.zeros(len(table.methods)) if tie_order is None else np.nan_to_num(tie_order, nan=-np.inf)
+    order = sorted(range(len(table.methods)), key=lambda i: (int(result.ranks[i]), -tie[i], table.methods[i]))
     return [
         {
             "method": table.methods[i],
@@ -60,6 +72,48 @@ def protocol_2013_report(table: CountsTable, *, seed: int) -> dict:
     }
 
 
+def decision_summary(result: PairwiseRanking) -> dict:
+    """The share of a subset's pairs decided, and why the others are not (SCIENCE.md §5).
+
+    Returns ``{"pairs", "tested", "won", "equal", "unknown", "share_won", "share_equal", "share_unknown",
+    "reasons": {reason: pairs}, "floor"}`` over the M(M−1)/2 pairs (a win counts once per pair).
+    """
+    m = len(result.methods)
+    upper = np.triu(np.ones((m, m), dtype=bool), k=1)
+    verdicts = result.verdicts[upper]
+    reasons = result.reasons[upper] if result.reasons is not None else np.full(verdicts.size, "")
+    pairs = int(verdicts.size)
+    won = int(np.isin(verdicts, (WIN, LOSS)).sum())
+    equal = int((verdicts == DRAW).sum())
+    unknown = pairs - won - equal
+    share = (lambda k: round(k / pairs, 4)) if pairs else (lambda k: None)
+    return {
+        "pairs": pairs,
+        "tested": int((result.common[upper] >= MIN_COMMON).sum()),
+        "won": won,
+        "equal": equal,
+        "unknown": unknown,
+        "share_won": share(won),
+        "share_equal": share(equal),
+        "share_unknown": share(unknown),
+        "reasons": {code: int((reasons == code).sum()) for code in REASONS if (reasons == code).any()},
+        "floor": result.floor,
+    }
+
+
+def _pair_lists(methods: Sequence[str], *matrices: np.ndarray, cast=float) -> dict:
+    """``{A: {B: [x, y, …]}}`` of several (M, M) matrices (None where the first is not finite)."""
+    out = {}
+    for i, a in enumerate(methods):
+        row = {}
+        for j, b in enumerate(methods):
+            if i != j:
+                values = [matrix[i, j] for matrix in matrices]
+                row[b] = [cast(v) for v in values] if np.isfinite(values[0]) and values[0] != -1 else None
+        out[a] = row
+    return out
+
+
 def ranking_report(
     table: CountsTable,
     *,
@@ -67,6 +121,7 @@ def ranking_report(
     clusters: Sequence[str] | None = None,
     rank_resamples: int = thresholds.RANK_RESAMPLES,
     with_2013: bool = True,
+    effects: bool = True,
 ) -> dict:
     """Run the target-level pairwise verdicts, the rank intervals, the robustness ranking and (labelled) the
     CompaRNA 2013 protocol; return the JSON-ready report of ``rank --counts``.
@@ -74,19 +129,26 @@ def ranking_report(
     Parameters
     ----------
     clusters : sequence of str, optional
-        The family of every target (None: every target its own family, as for a counts CSV).
+        The family of every target (None: every target its own family, as for a counts CSV without a
+        ``family`` column).
     rank_resamples : int
-        Family bootstrap resamples of the rank intervals (0: no intervals).
+        Family bootstrap resamples of the rank intervals (0: no bootstrap; the interval is then the span
+        of the method's tie).
+    effects : bool
+        Compute the Hodges–Lehmann shifts beside the verdicts.
 
     Returns
     -------
     dict
-        ``{"protocol": "target", "methods": [{"method", "rank", "rank_low", "rank_high", "wins", "losses",
-        "draws", "unknown", "mcc", "targets", "decided_mcc", "decided_targets"}]`` sorted by rank then name,
-        ``"verdicts": {A: {B: "+"|"-"|"="|"?"}}`` ("+" when A beats B), ``"verdict_reasons"`` ("few" /
-        "power" for a "?"), ``"p_values"``, ``"p_adjusted"``, ``"power"``, ``"pair_clusters"``,
-        ``"common_targets": {A: {B: n}}``, ``"clusters"`` (families in the subset),
-        ``"robustness": [{"method", "rank", "mcc", "targets"}]``, ``"protocol_2013"``
+        ``{"protocol": "target", "methods": [{"method", "rank", "rank_low", "rank_high", "net", "wins",
+        "losses", "draws", "unknown", "mcc", "targets", "decided_mcc", "decided_targets"}]`` in rank
+        order (net wins; a tie by the MCC on the decided targets), ``"verdicts": {A: {B: "+"|"-"|"="|"?"}}``
+        ("+" when A beats B), ``"verdict_reasons"`` (for a "?": few / floor / direction / undecided /
+        open), ``"p_values"``, ``"p_adjusted"``, ``"mean_interval"`` ({A: {B: [low, high]}}, 90 %),
+        ``"hodges_lehmann"`` ({A: {B: [shift, low, high]}}, 95 %), ``"to_decide"`` ({A: {B: [targets,
+        families]}} for an open pair), ``"pair_clusters"``, ``"common_targets"``, ``"clusters"``,
+        ``"decisions"`` (:func:`decision_summary`), ``"rank_interval"``, ``"robustness": [{"method",
+        "rank", "rank_low", "rank_high", "mcc", "targets"}]`` with ``"robustness_n"``, ``"protocol_2013"``
         (:func:`protocol_2013_report`), ``"seed"`` and ``"conventions"``.
     """
     codes = _codes(clusters, len(table.targets))
@@ -94,55 +156,87 @@ def ranking_report(
     common = table.present.astype(np.int64) @ table.present.T.astype(np.int64)
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= MIN_COMMON]
     # one pass over every pair serves the verdicts and the rank intervals
-    pair_data = pair_signed_ranks(table, codes, pairs, sums=rank_resamples > 0)
+    pair_data = pair_signed_ranks(table, codes, pairs, sums=rank_resamples > 0, effects=effects)
     result = target_level_ranking(table, clusters=clusters, seed=seed, pair_data=pair_data)
     own_mcc = pooled_mcc(np.where(table.present[..., None], table.counts, 0))
-    methods = _method_rows(table, result, own_mcc)
     decided = dict(zip(table.methods, decided_scores(table, result), strict=True))
-    if rank_resamples > 0:
-        low, high = rank_intervals(
-            table, clusters=clusters, seed=seed, resamples=rank_resamples, pair_data=pair_data
-        )
-    else:
-        low = high = result.ranks
+    scores = per_target_mcc(table)
+    with np.errstate(invalid="ignore"):
+        own_mean = np.where(table.present, scores, 0).sum(axis=1) / table.present.sum(axis=1)
+    tie = np.array([
+        decided[name]["decided_mcc"] if decided[name]["decided_mcc"] is not None else own_mean[i]
+        for i, name in enumerate(table.methods)
+    ], dtype=np.float64)
+    methods = _method_rows(table, result, own_mcc, tie_order=tie)
+    low, high = rank_intervals(
+        table, clusters=clusters, seed=seed, resamples=rank_resamples, pair_data=pair_data, point=result.net
+    )
     for row in methods:
         i = table.methods.index(row["method"])
-        row.update(decided[row["method"]], rank_low=int(low[i]), rank_high=int(high[i]))
+        row.update(decided[row["method"]], rank_low=int(low[i]), rank_high=int(high[i]),
+                   net=int(result.net[i]))
+    names = table.methods
     report = {
         "protocol": "target",
         "protocol_label": thresholds.PROTOCOL_TARGET_LABEL,
         "methods": methods,
         "verdicts": result.verdict_dict(),
-        "verdict_reasons": _pair_dict(table.methods, result.reasons, str),
-        "p_values": _pair_dict(table.methods, result.p_values),
-        "p_adjusted": _pair_dict(table.methods, result.p_adjusted),
-        "power": _pair_dict(table.methods, result.power),
-        "pair_clusters": _pair_dict(table.methods, result.clusters, int),
+        "verdict_reasons": _pair_dict(names, result.reasons, str),
+        "p_values": _pair_dict(names, result.p_values),
+        "p_adjusted": _pair_dict(names, result.p_adjusted),
+        "mean_difference": _pair_dict(names, result.mean_difference),
+        "mean_interval": _pair_lists(names, result.interval_low, result.interval_high),
+        "hodges_lehmann": _pair_lists(names, result.hl, result.hl_low, result.hl_high),
+        "to_decide": _pair_lists(names, result.needed_targets, result.needed_families, cast=int),
+        "pair_clusters": _pair_dict(names, result.clusters, int),
         "common_targets": result.common_dict(),
         "clusters": int(np.unique(codes).size),
-        "rank_interval": {"resamples": rank_resamples, "confidence": thresholds.RANK_CONFIDENCE},
+        "decisions": decision_summary(result),
+        "rank_interval": {"resamples": rank_resamples, "confidence": thresholds.RANK_CONFIDENCE,
+                          "rule": "net wins, the same test and win rule as the verdicts"},
         "seed": result.seed,
         "conventions": result.conventions,
     }
     if with_2013:
         report["protocol_2013"] = protocol_2013_report(table, seed=seed)
     try:
-        robust = robustness_ranking(table)
+        filled = robustness_counts(table)
     except ValueError as error:
         report["robustness"] = None
         report["robustness_error"] = str(error)
     else:
-        r_order = sorted(range(len(table.methods)), key=lambda i: (int(robust.ranks[i]), table.methods[i]))
-        report["robustness"] = [
-            {
-                "method": table.methods[i],
-                "rank": int(robust.ranks[i]),
-                "mcc": float(robust.mcc[i]),
-                "targets": int(robust.coverage[i]),
-            }
-            for i in r_order
-        ]
+        report.update(robustness_report(table.methods, filled, table.present.sum(axis=1), clusters=clusters,
+                                        seed=seed, resamples=rank_resamples))
     return report
+
+
+def robustness_report(
+    methods: Sequence[str],
+    filled: np.ndarray,
+    coverage: np.ndarray,
+    *,
+    clusters: Sequence[str] | None,
+    seed: int,
+    resamples: int = thresholds.RANK_RESAMPLES,
+) -> dict:
+    """``{"robustness": [{"method", "rank", "rank_low", "rank_high", "mcc", "targets"}], "robustness_n":
+    {"targets", "clusters", "resamples"}}``: pooled MCC over every target (``filled``:
+    :func:`comparna.rna.ranking_result.robustness_counts`; ``coverage``: each method's predicted targets),
+    ranks with their family-bootstrap interval."""
+    mcc = pooled_mcc(filled)
+    ranks = competition_ranks(mcc)
+    low, high = robustness_intervals(filled, clusters=clusters, seed=seed, resamples=resamples)
+    order = sorted(range(len(methods)), key=lambda i: (int(ranks[i]), methods[i]))
+    codes = _codes(clusters, filled.shape[1])
+    return {
+        "robustness": [
+            {"method": methods[i], "rank": int(ranks[i]), "rank_low": int(low[i]), "rank_high": int(high[i]),
+             "mcc": float(mcc[i]), "targets": int(coverage[i])}
+            for i in order
+        ],
+        "robustness_n": {"targets": int(filled.shape[1]), "clusters": int(np.unique(codes).size),
+                         "resamples": resamples},
+    }
 
 
 def protocol_view(report: Mapping, protocol: str) -> dict:
@@ -169,11 +263,17 @@ def protocol_view(report: Mapping, protocol: str) -> dict:
         p_values=stored_2013.get("p_values", {}),
         conventions=stored_2013.get("conventions", {}),
     )
-    for key in ("verdict_reasons", "p_adjusted", "power", "pair_clusters"):
+    for key in ("verdict_reasons", "p_adjusted", "power", "pair_clusters", "mean_difference", "mean_interval",
+                "hodges_lehmann", "to_decide", "decisions", "within_families"):
         view.pop(key, None)
     return view
 
 
-def rank_from_counts_csv(path: str | Path, seed: int) -> dict:
-    """Read a counts CSV (:func:`read_counts_csv`) and return :func:`ranking_report` for it."""
-    return ranking_report(read_counts_csv(path), seed=seed)
+def rank_from_counts_csv(
+    path: str | Path, seed: int, *, rank_resamples: int = thresholds.RANK_RESAMPLES
+) -> dict:
+    """Read a counts CSV (:func:`comparna.rna.counts_table.read_counts_with_families`: an optional ``family``
+    column, one label per target; without it every target is its own family) and return
+    :func:`ranking_report` for it."""
+    table, families = read_counts_with_families(path)
+    return ranking_report(table, seed=seed, clusters=families, rank_resamples=rank_resamples)

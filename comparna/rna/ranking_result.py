@@ -31,13 +31,23 @@ class PairwiseRanking:
     conventions : dict
     p_adjusted : numpy.ndarray or None
         (M, M) Holm-adjusted p-values (target-level verdict only).
-    power : numpy.ndarray or None
-        (M, M) power of each pair to detect the equivalence margin (target-level verdict only).
     reasons : numpy.ndarray or None
-        (M, M) why a verdict is "?": "few" (under ``min_common`` common targets) or "power" (not
-        significant and under-powered); "" otherwise (target-level verdict only).
+        (M, M) why a verdict is "?" (target-level verdict only; "" otherwise): "few" (under ``min_common``
+        common targets), "floor" (the subset's families cannot give an adjusted p below α), "direction"
+        (significant, but the mean difference favours the other method), "undecided" (the exact p could
+        not be placed on one side of its threshold) or "open" (neither a win nor an equivalence yet).
     clusters : numpy.ndarray or None
         (M, M) families among each pair's common targets (target-level verdict only).
+    interval_low, interval_high : numpy.ndarray or None
+        (M, M) the family-clustered 90 % interval of the mean difference row − column (the equivalence
+        test's; target-level verdict only).
+    hl, hl_low, hl_high : numpy.ndarray or None
+        (M, M) the Hodges–Lehmann shift row − column with its family-clustered 95 % interval.
+    needed_targets, needed_families : numpy.ndarray or None
+        (M, M) for an "open" pair, about how many more targets (families) would decide it, from the
+        clustered variance (-1 where it does not apply).
+    floor : dict or None
+        The subset's floor: ``{"families", "pairs", "floor", "alpha", "fires", "families_needed"}``.
     """
 
     methods: tuple[str, ...]
@@ -53,9 +63,21 @@ class PairwiseRanking:
     seed: int
     conventions: dict = field(default_factory=dict)
     p_adjusted: np.ndarray | None = None
-    power: np.ndarray | None = None
     reasons: np.ndarray | None = None
     clusters: np.ndarray | None = None
+    interval_low: np.ndarray | None = None
+    interval_high: np.ndarray | None = None
+    hl: np.ndarray | None = None
+    hl_low: np.ndarray | None = None
+    hl_high: np.ndarray | None = None
+    needed_targets: np.ndarray | None = None
+    needed_families: np.ndarray | None = None
+    floor: dict | None = None
+
+    @property
+    def net(self) -> np.ndarray:
+        """Net wins per method (wins − losses): the target-level order."""
+        return self.wins - self.losses
 
     def verdict_dict(self) -> dict[str, dict[str, str]]:
         """``{A: {B: verdict}}`` for every A != B."""
@@ -78,21 +100,36 @@ def competition_ranks(scores: np.ndarray) -> np.ndarray:
     return 1 + (scores[None, :] > scores[:, None]).sum(axis=1)
 
 
-def pairwise_result(table: CountsTable, verdicts: np.ndarray, *, seed: int, **fields) -> PairwiseRanking:
+def pairwise_result(
+    table: CountsTable, verdicts: np.ndarray, *, seed: int, net: bool = False, **fields
+) -> PairwiseRanking:
     """A :class:`PairwiseRanking` from a verdict matrix: wins, losses, draws, "?" and competition ranks
-    counted from it (both protocols), the other fields as given."""
+    counted from it, the other fields as given. Ranks are by wins (the 2013 protocol) or, with ``net``, by
+    net wins, wins − losses (the target-level order: a method that lost 29 times never shares the rank of
+    one that lost none)."""
     wins = (verdicts == WIN).sum(axis=1)
+    losses = (verdicts == LOSS).sum(axis=1)
     return PairwiseRanking(
         methods=table.methods,
         verdicts=verdicts,
         wins=wins,
-        losses=(verdicts == LOSS).sum(axis=1),
+        losses=losses,
         draws=(verdicts == DRAW).sum(axis=1),
         unknown=(verdicts == UNKNOWN).sum(axis=1),
-        ranks=competition_ranks(wins),
+        ranks=competition_ranks(wins - losses if net else wins),
         seed=int(seed),
         **fields,
     )
+
+
+def tie_spans(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The ranks a method can take among methods ordered by ``scores`` (higher first), ties unresolved:
+    from 1 + the number strictly better to the number at least as good (a tie of 3 at the top: 1–3)."""
+    scores = np.asarray(scores)
+    better = (scores[None, :] > scores[:, None]).sum(axis=1)
+    at_least = (scores[None, :] >= scores[:, None]).sum(axis=1)
+    return 1 + better, at_least
+
 
 @dataclass(frozen=True)
 class RobustnessRanking:
@@ -157,11 +194,22 @@ def robustness_ranking(
     reference_pairs, candidate_pairs : numpy.ndarray, optional
         Per target; read off the predictions (:func:`target_totals`) when not given.
     """
+    filled = robustness_counts(table, reference_pairs=reference_pairs, candidate_pairs=candidate_pairs)
+    mcc = pooled_mcc(filled)
+    return RobustnessRanking(table.methods, mcc, table.present.sum(axis=1), competition_ranks(mcc))
+
+
+def robustness_counts(
+    table: CountsTable,
+    *,
+    reference_pairs: np.ndarray | None = None,
+    candidate_pairs: np.ndarray | None = None,
+) -> np.ndarray:
+    """(methods, targets, 5) counts with every missing prediction filled in as an empty structure
+    (:func:`robustness_ranking`; totals read off the predictions when not given)."""
     if reference_pairs is None or candidate_pairs is None:
         reference_pairs, candidate_pairs = target_totals(table)
     empty = np.zeros((len(table.targets), len(COUNT_FIELDS)), dtype=np.int64)
     empty[:, 1] = reference_pairs
     empty[:, 4] = np.asarray(candidate_pairs) - np.asarray(reference_pairs)
-    filled = np.where(table.present[..., None], table.counts, empty[None])
-    mcc = pooled_mcc(filled)
-    return RobustnessRanking(table.methods, mcc, table.present.sum(axis=1), competition_ranks(mcc))
+    return np.where(table.present[..., None], table.counts, empty[None])

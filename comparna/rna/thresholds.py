@@ -11,12 +11,16 @@ from __future__ import annotations
 ALPHA = 0.001
 #: Fewer common targets than this gives the verdict "?" (Puton et al. 2013).
 MIN_COMMON = 10
-#: Equivalence margin of the power-aware "?": a draw ("=") is only declared when the pair had at least
-#: :data:`VERDICT_POWER` power to detect a mean per-target MCC difference of this size at :data:`ALPHA`
-#: **[convention: 0.05 MCC, about the spread between neighbouring methods of the 2013 tables]**.
-VERDICT_MARGIN = 0.05
-#: Power a non-significant pair needs to be called a draw rather than "?" (Xu et al. 2012 use 0.8).
-VERDICT_POWER = 0.8
+#: Equivalence margin δ of the verdict "=" (SCIENCE.md §5): a draw is declared only when the family-clustered
+#: :data:`EQUIVALENCE_CONFIDENCE` interval of the mean per-target MCC difference lies inside ±δ (two one-sided
+#: tests, Schuirmann 1987) **[convention: 0.02 MCC, below the spread between neighbouring methods of the
+#: 2013 tables]**. (The pair-statistics page's "practically equal", :data:`comparna.rna.clustered.
+#: EQUIVALENCE_DELTA`, is a separate, finer view.)
+EQUIVALENCE_DELTA = 0.02
+#: Confidence of the interval the equivalence verdict reads: 90 %, i.e. two one-sided tests at 5 %.
+EQUIVALENCE_CONFIDENCE = 0.90
+#: Confidence of the effect sizes shown beside a verdict (the Hodges–Lehmann shift's clustered interval).
+EFFECT_CONFIDENCE = 0.95
 #: Bootstrap resamples of families behind each method's 95 % rank interval.
 RANK_RESAMPLES = 1000
 #: Confidence of the rank interval.
@@ -28,3 +32,7 @@ FRACTION_2013 = 0.9
 PROTOCOL_2013_LABEL = "CompaRNA 2013 protocol"
 #: Label of the primary verdict.
 PROTOCOL_TARGET_LABEL = "target-level clustered Wilcoxon signed-rank (primary)"
+#: Former margin and power of the removed power-formula draw rule (issue 35); kept only until their last
+#: readers move to :data:`EQUIVALENCE_DELTA`.
+VERDICT_MARGIN = 0.05
+VERDICT_POWER = 0.8

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats as sps
-from scipy.special import ndtr
 from scipy.stats import rankdata
 
 from comparna.rna import thresholds
@@ -22,6 +21,7 @@ from comparna.rna.clustered import (
     EQUIVALENCE_DELTA,
     Clusters,
     _clusters,
+    _signed_rank_sums,
     cluster_codes,
     cluster_standard_error,
     clustered_signed_rank_test,
@@ -41,10 +41,9 @@ from comparna.rna.ranking import (
     PairwiseRanking,
     _codes,
     _pairwise_result,
-    detection_power,
     per_target_mcc,
-    target_conventions,
 )
+from comparna.rna.signflip import clustered_mean_interval, resampled_pvalues, sign_flip_pvalue
 from comparna.rna.statistics import RESAMPLES, TTest, holm_adjust
 
 
@@ -148,28 +147,11 @@ def target_level_ranking(
     seed: int = 0,
     alpha: float = ALPHA,
     min_common: int = MIN_COMMON,
-    margin: float = thresholds.VERDICT_MARGIN,
-    power: float = thresholds.VERDICT_POWER,
+    delta: float = thresholds.EQUIVALENCE_DELTA,
 ) -> PairwiseRanking:
-    """Compare every pair of methods at the target level and rank them by wins (the primary verdict).
-
-    Parameters
-    ----------
-    table : CountsTable
-        Counts of one dataset subset under one pair definition.
-    clusters : sequence of str, optional
-        The family of every target of the table (None: every target its own family).
-    seed : int
-        Recorded with the result (the verdicts themselves use no random numbers).
-    alpha, min_common, margin, power
-        0.001, 10, 0.05 MCC and 0.8 (:mod:`comparna.rna.thresholds`).
-
-    Returns
-    -------
-    PairwiseRanking
-        ``p_values`` are the unadjusted clustered signed-rank p-values, ``p_adjusted`` Holm's,
-        ``mean_difference`` the mean per-target MCC difference over the pair's common targets.
-    """
+    """The target-level verdicts of issue 35, one pair at a time (the reference of the vectorised engine):
+    few / floor / Holm win on the statistic's side unless the mean disagrees / "=" by the 90 % clustered
+    interval inside ±δ / else "?"; ranks by net wins. (Rewritten for issue 35: the power rule is gone.)"""
     m, t = len(table.methods), len(table.targets)
     codes = _codes(clusters, t)
     present = table.present
@@ -177,39 +159,50 @@ def target_level_ranking(
     scores = per_target_mcc(table)
     p_values = np.full((m, m), np.nan)
     mean_difference = np.full((m, m), np.nan)
-    pair_power = np.full((m, m), np.nan)
-    n_clusters = np.zeros((m, m), dtype=np.int64)
     statistic = np.zeros((m, m))
+    low = np.full((m, m), np.nan)
+    high = np.full((m, m), np.nan)
+    n_clusters = np.zeros((m, m), dtype=np.int64)
+    nonzero = np.zeros((m, m), dtype=bool)
     verdicts = np.full((m, m), UNKNOWN, dtype="<U1")
-    reasons = np.full((m, m), "few", dtype="<U5")
+    reasons = np.full((m, m), "few", dtype="<U9")
     np.fill_diagonal(verdicts, "")
     np.fill_diagonal(reasons, "")
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
+    band = (alpha / max(1, len(pairs)), alpha)
     for a, b in pairs:
         w = present[a] & present[b]
         d = scores[a, w] - scores[b, w]
         test = clustered_signed_rank_test(scores[a, w], scores[b, w], codes[w])
-        p_values[a, b] = p_values[b, a] = test.pvalue
+        sums = _signed_rank_sums(d, codes[w])[0]
+        p_values[a, b] = p_values[b, a] = sign_flip_pvalue(sums, band=band)[0] if sums.size else np.nan
         mean_difference[a, b], mean_difference[b, a] = d.mean(), -d.mean()
+        nonzero[a, b] = nonzero[b, a] = bool(np.any(d))
         statistic[a, b], statistic[b, a] = test.statistic, -test.statistic
+        lo, hi = clustered_mean_interval(d, codes[w], confidence=0.90)
+        low[a, b], high[a, b], low[b, a], high[b, a] = lo, hi, -hi, -lo
         n_clusters[a, b] = n_clusters[b, a] = np.unique(codes[w]).size
-        pw = 1.0 if not np.any(d) else detection_power(_cluster_se(d, codes[w]), margin=margin, alpha=alpha)
-        pair_power[a, b] = pair_power[b, a] = pw
     p_adjusted = np.full((m, m), np.nan)
+    floor_fires = bool(pairs) and len(pairs) * 2.0 / 2.0 ** np.unique(codes).size >= alpha
     if pairs:
         pa, pb = np.array(pairs).T
         adjusted = holm_adjust(p_values[pa, pb])
         p_adjusted[pa, pb] = p_adjusted[pb, pa] = adjusted
         for (a, b), q in zip(pairs, adjusted, strict=True):
             diff, stat = mean_difference[a, b], statistic[a, b]
-            if np.isfinite(q) and q < alpha and diff != 0 and np.sign(diff) == np.sign(stat):
-                verdicts[a, b], verdicts[b, a] = (WIN, LOSS) if diff > 0 else (LOSS, WIN)
-                reasons[a, b] = reasons[b, a] = ""
-            elif pair_power[a, b] >= power:
+            if floor_fires:
+                reasons[a, b] = reasons[b, a] = "floor"
+            elif np.isfinite(q) and q < alpha and stat != 0:
+                if np.sign(diff) == np.sign(stat):
+                    verdicts[a, b], verdicts[b, a] = (WIN, LOSS) if stat > 0 else (LOSS, WIN)
+                    reasons[a, b] = reasons[b, a] = ""
+                else:
+                    reasons[a, b] = reasons[b, a] = "direction"
+            elif not nonzero[a, b] or (-delta < low[a, b] and high[a, b] < delta):
                 verdicts[a, b] = verdicts[b, a] = DRAW
                 reasons[a, b] = reasons[b, a] = ""
             else:
-                reasons[a, b] = reasons[b, a] = "power"
+                reasons[a, b] = reasons[b, a] = "open"
     return _pairwise_result(
         table,
         verdicts,
@@ -217,11 +210,12 @@ def target_level_ranking(
         p_values=p_values,
         mean_difference=mean_difference,
         seed=seed,
-        conventions=target_conventions(alpha=alpha, min_common=min_common, margin=margin, power=power),
+        net=True,
         p_adjusted=p_adjusted,
-        power=pair_power,
         reasons=reasons,
         clusters=n_clusters,
+        interval_low=low,
+        interval_high=high,
     )
 
 
@@ -235,34 +229,20 @@ def rank_intervals(
     alpha: float = ALPHA,
     min_common: int = MIN_COMMON,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each method's rank with a percentile interval from a bootstrap of families (SCIENCE.md §5).
-
-    Every resample draws C families with replacement (one matrix of draws from ``seed`` serves every pair:
-    a pair uses the families of its common targets, a family drawn twice counts twice) and recomputes the
-    order: per pair the family-summed signed ranks S_c (ranks of the full pairwise set) give T* = Σ w_c S_c
-    and the large-sample clustered signed-rank test (Rosner, Glynn & Lee 2006: Var = Σ w_c S_c²), never
-    below 2/2^C for C distinct families drawn (the exact test's floor, so that few families cannot make
-    wins the primary verdict could not), the p-values are Holm-adjusted across the pairs, wins follow as in
-    :func:`target_level_ranking` and the methods get competition ranks. The interval is the
-    (1 − confidence)/2 and (1 + confidence)/2 quantiles of each method's rank (inverted CDF: actual ranks).
-
-    Returns
-    -------
-    (low, high) : numpy.ndarray
-        int arrays per method.
-    """
+    """Rank intervals by net wins (issue 35), with the family sums built pair by pair and each resample's
+    wins counted in a loop: the reference of :func:`comparna.rna.rank_intervals.rank_intervals`."""
     m, t = len(table.methods), len(table.targets)
     codes = _codes(clusters, t)
-    if m == 0 or t == 0:
-        return np.ones(m, dtype=np.int64), np.ones(m, dtype=np.int64)
+    point = target_level_ranking(table, clusters=clusters, alpha=alpha, min_common=min_common).net
+    own_low = 1 + (point[None, :] > point[:, None]).sum(axis=1)
+    own_high = (point[None, :] >= point[:, None]).sum(axis=1)
     n_codes = int(codes.max()) + 1
     present = table.present
     scores = per_target_mcc(table)
     common = present.astype(np.int64) @ present.T.astype(np.int64)
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= min_common]
     if not pairs:
-        ranks = np.ones(m, dtype=np.int64)
-        return ranks, ranks
+        return own_low, own_high
     signed = np.zeros((n_codes, len(pairs)))
     diffs = np.zeros((n_codes, len(pairs)))
     sizes = np.zeros((n_codes, len(pairs)))
@@ -276,33 +256,27 @@ def rank_intervals(
         diffs[:, k] = np.bincount(codes[w], weights=d, minlength=n_codes)
         sizes[:, k] = np.bincount(codes[w], minlength=n_codes)
     rng = np.random.default_rng(seed)
-    ranks = []
-    pa, pb = np.array(pairs).T
+    starts, ends = [], []
+    band = (alpha / len(pairs), alpha)
     for weights in _multiplicities(rng, n_codes, resamples):
-        stat = weights @ signed
-        var = weights @ (signed * signed)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(var > 0, stat / np.sqrt(var), 0.0)
-            mean = np.where(weights @ sizes > 0, (weights @ diffs) / (weights @ sizes), 0.0)
-        p = 2 * ndtr(-np.abs(z))
-        # never below what the exact test allows: with C distinct families in the resample, 2 / 2^C
-        distinct = (weights > 0).astype(np.float64) @ (signed != 0).astype(np.float64)
-        p = np.maximum(p, np.exp2(1.0 - distinct))
-        order = np.argsort(p, axis=1, kind="stable")
-        q = np.take_along_axis(p, order, axis=1) * (len(pairs) - np.arange(len(pairs)))
-        q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
-        adjusted = np.empty_like(q)
-        np.put_along_axis(adjusted, order, q, axis=1)
-        win = (adjusted < alpha) & (np.sign(mean) == np.sign(stat)) & (mean != 0)
-        wins = np.zeros((weights.shape[0], m))
-        np.add.at(wins, (slice(None), pa), (win & (mean > 0)).astype(float))
-        np.add.at(wins, (slice(None), pb), (win & (mean < 0)).astype(float))
-        ranks.append(1 + (wins[:, None, :] > wins[:, :, None]).sum(axis=2))
-    all_ranks = np.concatenate(ranks, axis=0)
+        p = resampled_pvalues(signed, weights.astype(np.int64), band=band)
+        for r in range(weights.shape[0]):
+            stat = weights[r] @ signed
+            drawn = weights[r] @ sizes
+            mean = np.where(drawn > 0, (weights[r] @ diffs) / np.maximum(drawn, 1), 0.0)
+            adjusted = holm_adjust(p[r])
+            net = np.zeros(m)
+            for k, (a, b) in enumerate(pairs):
+                if adjusted[k] < alpha and stat[k] != 0 and np.sign(mean[k]) == np.sign(stat[k]):
+                    winner, loser = (a, b) if stat[k] > 0 else (b, a)
+                    net[winner] += 1
+                    net[loser] -= 1
+            starts.append(1 + (net[None, :] > net[:, None]).sum(axis=1))
+            ends.append((net[None, :] >= net[:, None]).sum(axis=1))
     tail = (1 - confidence) / 2
-    low = np.quantile(all_ranks, tail, axis=0, method="inverted_cdf").astype(np.int64)
-    high = np.quantile(all_ranks, 1 - tail, axis=0, method="inverted_cdf").astype(np.int64)
-    return low, high
+    low = np.quantile(np.array(starts), tail, axis=0, method="inverted_cdf").astype(np.int64)
+    high = np.quantile(np.array(ends), 1 - tail, axis=0, method="inverted_cdf").astype(np.int64)
+    return np.minimum(low, own_low), np.maximum(high, own_high)
 
 
 def pairwise_statistics(

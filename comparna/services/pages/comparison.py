@@ -3,7 +3,6 @@ for the pair, paired statistics with power, per-family and per-length CIs, a sca
 
 from __future__ import annotations
 
-import csv
 import io
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
@@ -11,6 +10,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from comparna import pipeline
+from comparna.csv_cells import safe_writer
 from comparna.models import RankingSnapshot
 from comparna.rna import statistics, thresholds
 from comparna.rna.clustered import pooled_mcc_difference
@@ -27,6 +27,7 @@ from comparna.rna.ranking import (
 )
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
 from comparna.rna.sequential import DIFFERENT, NO_DIFFERENCE
+from comparna.rna.target_verdicts import subset_floor
 from comparna.services.pages.common import (
     COUNT_FIELDS,
     LENGTH_BINS,
@@ -131,7 +132,8 @@ def pair_test(
         "seed": seed,
         "alpha": ALPHA,
         "min_common": MIN_COMMON,
-        "margin": thresholds.VERDICT_MARGIN,
+        "margin": thresholds.EQUIVALENCE_DELTA,
+        "delta": thresholds.EQUIVALENCE_DELTA,
         "method": target_conventions()["test"],
         "clusters": int(target.clusters[0, 1]),
         "pairs_tested": pairs_tested,
@@ -139,8 +141,8 @@ def pair_test(
     mcc_0, mcc_1, _ = pair_replicate_mccs(table, 0, 1, seed)
     old = {"label": thresholds.PROTOCOL_2013_LABEL, "pvalue": None, "verdict": "?"}
     if n < MIN_COMMON:
-        return {**out, "pvalue": None, "pvalue_adjusted": None, "power": None, "verdict": "?",
-                "reason": "few", "protocol_2013": old}
+        return {**out, "pvalue": None, "pvalue_adjusted": None, "interval": None, "hodges_lehmann": None,
+                "to_decide": None, "verdict": "?", "reason": "few", "protocol_2013": old}
     with np.errstate(invalid="ignore"):
         p13 = float(wilcoxon_pvalues(mcc_0[None, :], mcc_1[None, :])[0])
     diff13 = float((mcc_0 - mcc_1).mean())
@@ -153,22 +155,34 @@ def pair_test(
                method="two-sided Wilcoxon signed-rank test on 40 paired MCCs of random 90 % subsamples")
     adjusted = None if np.isnan(p_raw) else min(1.0, float(p_raw) * max(1, pairs_tested))
     diff = float(target.mean_difference[0, 1])  # names[0] − names[1]
-    power = float(target.power[0, 1])
     sign = 1.0 if names[0] == a else -1.0
-    # one pair alone: the engine's verdict is "+"/"-" exactly when the raw p is below α and the mean
-    # difference agrees with the signed-rank statistic; the adjusted p must be below α too
-    if adjusted is not None and adjusted < ALPHA and target.verdicts[0, 1] in ("+", "-"):
-        verdict = "+" if sign * diff > 0 else "-"
-        reason = ""
-    elif power >= thresholds.VERDICT_POWER:
+    # one pair alone: the engine decides on the raw p; here the p is adjusted over the snapshot's tested pairs
+    # (its floor too: pairs_tested·2/2^C), then the same rules (SCIENCE.md §5): a win on the statistic's
+    # side unless the mean disagrees, "=" only by the 90 % clustered interval inside ±δ, else "?"
+    engine_verdict, engine_reason = str(target.verdicts[0, 1]), str(target.reasons[0, 1])
+    floor = subset_floor(families=int(target.clusters[0, 1]), pairs=max(1, pairs_tested))
+    if floor["fires"]:
+        verdict, reason = "?", "floor"
+    elif adjusted is not None and adjusted < ALPHA and engine_verdict in ("+", "-"):
+        verdict, reason = ("+" if sign * diff > 0 else "-"), ""
+    elif engine_verdict == "=":
         verdict, reason = "=", ""
     else:
-        verdict, reason = "?", "power"
+        kept = engine_reason in ("direction", "undecided", "floor")
+        verdict, reason = "?", engine_reason if kept else "open"
+    lo, hi = float(target.interval_low[0, 1]), float(target.interval_high[0, 1])
+    interval = sorted((sign * lo, sign * hi)) if np.isfinite(lo) and np.isfinite(hi) else None
+    shift = [float(target.hl[0, 1]), float(target.hl_low[0, 1]), float(target.hl_high[0, 1])]
+    hl = None if not np.isfinite(shift[0]) else [sign * shift[0], *sorted((sign * shift[1], sign * shift[2]))]
+    more = (int(target.needed_targets[0, 1]), int(target.needed_families[0, 1]))
     return {
         **out,
         "pvalue": None if np.isnan(p_raw) else float(p_raw),
         "pvalue_adjusted": adjusted,
-        "power": power,
+        "interval": interval,
+        "hodges_lehmann": hl,
+        "to_decide": list(more) if reason == "open" and more[0] >= 0 else None,
+        "floor": floor,
         "verdict": verdict,
         "reason": reason,
         "mean_difference": sign * diff,
@@ -450,7 +464,7 @@ def _grouped_cis(rows: list[dict], *, key, seed: int, order: list[str] | None = 
 def comparison_csv(comp: Comparison) -> str:
     """The per-target data behind a comparison: counts and scores of both methods on every common target."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = safe_writer(buf, lineterminator="\n")
     cols = [*COUNT_FIELDS, *SCORE_FIELDS]
     w.writerow(["target", "length", "rna_class", *(f"a_{c}" for c in cols), *(f"b_{c}" for c in cols)])
     for r in comp.rows:

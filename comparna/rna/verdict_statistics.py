@@ -1,0 +1,56 @@
+"""Every call of the ranking into the sign-flip core, in one place (SCIENCE.md §5; issue 35).
+
+The verdict engine (:mod:`comparna.rna.target_verdicts`), the per-pair pass (:mod:`comparna.rna.pair_ranks`)
+and the rank intervals (:mod:`comparna.rna.rank_intervals`) read the p-values of the clustered signed-rank
+test, the family-clustered interval of the mean difference and the Hodges–Lehmann shift only through the
+functions here, so that the test behind them is the same everywhere.
+
+- :func:`pair_pvalue`: two-sided p of T = Σ_c S_c under the exact family sign-flip null, computed exactly
+  wherever the verdict depends on it (the ``band`` of decision thresholds: Holm's thresholds run from α/P
+  at its first step to α at its last); the method is ``"undecided"`` when not even that could place p on
+  one side of every threshold;
+- :func:`resampled_pvalues`: the same p for many family-weight vectors at once (the rank-interval
+  bootstrap);
+- :func:`mean_interval`: the family-clustered interval of the mean difference (the equivalence test reads
+  its 90 % form);
+- :func:`hodges_lehmann`: the Hodges–Lehmann shift with its family-clustered interval.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from comparna.rna import signflip
+
+#: The method of a p-value that could not be placed on one side of a threshold (the verdict is then "?").
+UNDECIDED = "undecided"
+
+
+def holm_band(alpha: float, pairs: int) -> tuple[float, float]:
+    """The p-values at which a verdict of one of ``pairs`` Holm-adjusted tests can change: [α/P, α]."""
+    return (alpha / max(1, pairs), alpha)
+
+
+def pair_pvalue(sums: np.ndarray, *, band: tuple[float, float]) -> tuple[float, str]:
+    """Two-sided sign-flip p of the family sums of doubled signed ranks ``sums`` (integers), and how."""
+    p, method = signflip.sign_flip_pvalue(np.asarray(sums, dtype=np.int64), band=band)
+    return float(p), str(method)
+
+
+def resampled_pvalues(signed: np.ndarray, weights: np.ndarray, *, band: tuple[float, float]) -> np.ndarray:
+    """(R, P) p-values of T* = Σ_c w_rc S_cp: ``signed`` (F, P) family sums of signed ranks, ``weights``
+    (R, F) how often each family is drawn in each resample."""
+    counts = np.rint(np.asarray(weights)).astype(np.int64)  # draw counts (the bootstrap's float64 blocks)
+    return np.asarray(signflip.resampled_pvalues(signed, counts, band=band), dtype=np.float64)
+
+
+def mean_interval(d: np.ndarray, codes: np.ndarray, *, confidence: float) -> tuple[float, float]:
+    """The family-clustered ``confidence`` interval of the mean of ``d`` (codes: each target's family)."""
+    low, high = signflip.clustered_mean_interval(d, codes, confidence=confidence)
+    return float(low), float(high)
+
+
+def hodges_lehmann(d: np.ndarray, codes: np.ndarray, *, confidence: float) -> tuple[float, float, float]:
+    """The Hodges–Lehmann shift of ``d`` with its family-clustered interval: (estimate, low, high)."""
+    result = signflip.hodges_lehmann(d, codes, confidence=confidence)
+    return float(result.estimate), float(result.low), float(result.high)
