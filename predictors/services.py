@@ -22,13 +22,13 @@ from predictors.execution import (  # noqa: F401 - execution names re-exported f
     worker_known_dead,
 )
 from predictors.models import Method, MethodVersion, Prediction
+from predictors.priorities import tiered_schedule_ranks
 from predictors.scheduling import (
     DISPATCH_ORDER,
     LANES,
     Candidate,
     Lane,
     MethodCost,
-    assign_ranks,
     lane_window,
 )
 
@@ -209,7 +209,8 @@ def schedule_ranks(
         )
     methods = [MethodCost.from_spec(v.spec) for v in wanted]
     candidates = [Candidate(t, info[t][0] or 0, info[t][1]) for t in needed]
-    return assign_ranks(candidates, methods, existing=existing, next_rank=queue_front())
+    # datasets declaring a priority (the PDB-derived sets, issue 38) wait for the first benchmarks' lead
+    return tiered_schedule_ranks(candidates, methods, existing=existing, next_rank=queue_front())
 
 
 def queue_front() -> int:
