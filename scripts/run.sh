@@ -2,7 +2,8 @@
 # Runs CompaRNA in its embedded set-up (SQLite + filesystem Celery broker unless DATABASE_URL /
 # CELERY_BROKER_URL are set): migrates, imports RNA STRAND and ArchiveII, syncs the predictor catalogue, queues the
 # predictions, then starts four workers (queues testrun+predict(+develop), testrun alone, default, and families at a
-# lower CPU priority), beat and the web server on 127.0.0.1:8000. Ctrl-C stops everything.
+# lower CPU priority), beat and the web server on 127.0.0.1:8000, and imports the PDB-derived sets beside them.
+# Ctrl-C stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
@@ -29,7 +30,8 @@ $PY manage.py queue_predictions
 $PY manage.py start_pdb_set
 
 pids=()
-cleanup() { kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
+imports=()
+cleanup() { kill "${pids[@]}" "${imports[@]}" 2>/dev/null || true; wait 2>/dev/null || true; }
 trap cleanup EXIT INT TERM
 .venv/bin/celery -A comparna.celery:app worker -Q testrun,predict -n predict@%h -c "${COMPARNA_PREDICT_CONCURRENCY:-2}" \
   -l info > "$logs/worker-predict.log" 2>&1 & pids+=($!)
@@ -42,6 +44,13 @@ trap cleanup EXIT INT TERM
 nice -n 10 .venv/bin/celery -A comparna.celery:app worker -Q families -n families@%h -c 1 -l info \
   > "$logs/worker-families.log" 2>&1 & pids+=($!)
 .venv/bin/celery -A comparna.celery:app beat -l info > "$logs/beat.log" 2>&1 & pids+=($!)
+# The PDB-derived sets (data/pdb_derived/, issue 38) are imported once the workers run, so that RNA STRAND's and
+# ArchiveII's first rankings do not wait for them; each import queues its targets at its declared priority
+# (predictors/priorities.py): the small PDB test sets right after those first rankings' targets, then the rest.
+( for name in spot-rna-pdb pdb-hires rna3db-2d bprna-ts0; do
+    nice -n 5 $PY manage.py import_dataset "$name" --no-progress >> "$logs/import-pdb-derived.log" 2>&1 \
+      || echo "!! import_dataset $name failed (see $logs/import-pdb-derived.log)" >&2
+  done ) & imports+=($!)
 echo "==> CompaRNA on http://127.0.0.1:8000/  (logs in $logs; predictions fill in as workers run)"
 .venv/bin/gunicorn comparna.wsgi -b "${COMPARNA_BIND:-127.0.0.1:8000}" -w 2 --access-logfile - &
 pids+=($!)

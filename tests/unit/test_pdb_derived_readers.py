@@ -171,3 +171,13 @@ def test_the_fixtures_are_listed_with_their_checksums():
     for path in sorted(FIXTURES.iterdir()):
         assert f"`{hashlib.sha256(path.read_bytes()).hexdigest()}` (pdb_derived/{path.name})" in section
         assert f"`{path.name}`" in section
+
+
+def test_make_run_imports_every_pdb_derived_set_after_the_workers_start():
+    run = (Path(__file__).resolve().parents[2] / "scripts" / "run.sh").read_text()
+    loop = run[run.index("for name in spot-rna-pdb") :]
+    assert loop.index("import_dataset") < loop.index("done )")
+    assert run.index("worker -Q default") < run.index("for name in spot-rna-pdb")
+    assert run.index("import_dataset archiveii") < run.index("queue_predictions") < run.index("for name in")
+    names = loop[len("for name in ") : loop.index(";")].split()
+    assert names == [d.name for d in PDB_DERIVED]
