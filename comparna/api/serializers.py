@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
@@ -249,6 +249,32 @@ class ScoreSerializer(serializers.ModelSerializer):
         ]
 
 
+def _named_mcc() -> dict:
+    """The numbers of a ranking row under the names of the ranking's CSV and JSON downloads (issue 37: one
+    name per definition); ``decided_mcc``, ``decided_targets`` and ``mcc`` are the deprecated names of the
+    three."""
+    return {
+        "mean_mcc": serializers.FloatField(
+            required=False,
+            allow_null=True,
+            help_text="Mean MCC: the mean per-target MCC on exactly the targets that decided the method's "
+            "place (its pairwise sets with a win, loss or draw); the pages' “mean MCC (n)”. Replaces "
+            "decided_mcc.",
+        ),
+        "mean_mcc_n": serializers.IntegerField(
+            required=False,
+            allow_null=True,
+            help_text="n of the mean MCC: the targets that decided the place. Replaces decided_targets.",
+        ),
+        "pooled_mcc_own_targets": serializers.FloatField(
+            help_text="Pooled MCC: the MCC of the counts pooled over the method's own scored targets. "
+            "Replaces mcc."
+        ),
+    }
+
+
+_DEPRECATED = ["decided_mcc", "decided_targets", "mcc"]
+
 #: One row of a ranking report: the engine's verdict counts, every poolable metric of the registry (the
 #: engine's own pooled MCC is always there), and the number of targets.
 RankingRowSerializer = type(
@@ -277,6 +303,14 @@ RankingRowSerializer = type(
             "pairwise sets with a win, loss or draw).",
         ),
         "decided_targets": serializers.IntegerField(required=False, help_text="The number of those targets."),
+        **_named_mcc(),
+        "pooled_mcc_common": serializers.FloatField(
+            required=False,
+            allow_null=True,
+            help_text="Pooled MCC: the MCC of the counts pooled over the common targets (every ranked "
+            "method scored them); the ranking CSV's column of the same name. Null in reports without "
+            "common targets.",
+        ),
         **{
             m.name: serializers.FloatField(required=m.name == "mcc", help_text=f"{m.label}, pooled counts.")
             for m in POOLED
@@ -284,6 +318,9 @@ RankingRowSerializer = type(
         "targets": serializers.IntegerField(),
     },
 )
+
+
+RankingRowSerializer = extend_schema_serializer(deprecate_fields=_DEPRECATED)(RankingRowSerializer)
 
 
 class RobustnessRowSerializer(serializers.Serializer):
@@ -339,7 +376,10 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(RankingRowSerializer(many=True))
     def get_methods(self, obj: RankingSnapshot):
-        return obj.report.get("methods", [])
+        from comparna.services.pages.export_fields import api_row
+
+        common = obj.report.get("common_scores") or {}
+        return [api_row(r, common) for r in obj.report.get("methods", [])]
 
     @extend_schema_field(RobustnessRowSerializer(many=True, allow_null=True))
     def get_robustness(self, obj: RankingSnapshot):
@@ -356,10 +396,15 @@ class RankingSummaryRowSerializer(serializers.Serializer):
     ranked = serializers.BooleanField(required=False)
     rank_low = serializers.IntegerField(required=False)
     rank_high = serializers.IntegerField(required=False)
-    decided_mcc = serializers.FloatField(required=False, allow_null=True)
-    decided_targets = serializers.IntegerField(required=False)
-    mcc = serializers.FloatField()
+    decided_mcc = serializers.FloatField(required=False, allow_null=True, help_text="Deprecated: mean_mcc.")
+    decided_targets = serializers.IntegerField(required=False, help_text="Deprecated: mean_mcc_n.")
+    mcc = serializers.FloatField(help_text="Deprecated: pooled_mcc_own_targets.")
     targets = serializers.IntegerField()
+
+
+RankingSummaryRowSerializer = extend_schema_serializer(deprecate_fields=_DEPRECATED)(
+    type("RankingSummaryRowSerializer", (RankingSummaryRowSerializer,), _named_mcc())
+)
 
 
 class RankingSummarySerializer(serializers.Serializer):

@@ -10,7 +10,8 @@ from rest_framework.fields import DateTimeField
 from comparna.api import serializers as s
 from comparna.models import RankingSnapshot
 
-CACHE_PREFIX = "comparna:api:v1"
+# v2: the rows carry the numbers under the downloads' names (issue 37)
+CACHE_PREFIX = "comparna:api:v2"
 
 
 def pair_extras(report: dict, a: str, b: str) -> dict:
@@ -68,6 +69,7 @@ def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
     from django.urls import reverse
 
     from comparna.models import RankingSnapshotSummary
+    from comparna.services.pages.export_fields import api_row
     from comparna.services.pages.ranking_status import snapshot_states
     from comparna.services.pages.rankings import state_fields
     from comparna.services.summaries import snapshot_summary_fields
@@ -99,7 +101,7 @@ def snapshot_summaries(snapshots: list[RankingSnapshot]) -> list[dict]:
             "inputs_hash": snap.inputs_hash,
             "protocol": summary["protocol"],
             "clusters": summary["clusters"],
-            "methods": summary["methods"],
+            "methods": [api_row(m) for m in summary["methods"] or []],
             **state_fields(states[snap.pk]),
         })
     return out

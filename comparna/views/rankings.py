@@ -288,18 +288,19 @@ COLUMNS = [
     ),
     (
         "mcc",
-        "MCC (n)",
-        "Mean per-target MCC on exactly the targets that decided the method's place (its pairwise sets "
-        "with a win, loss or draw); n = their number",
+        "Mean MCC (n)",
+        "Mean MCC: the mean per-target MCC on exactly the targets that decided the method's place (its "
+        "pairwise sets with a win, loss or draw); n = their number",
         True,
     ),
-    ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled over the common targets (n above)", True),
-    ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled over the common targets (n above)", True),
+    ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled over the common targets (counted above)", True),
+    ("ppv", "PPV", "TP / (TP + FP − compatible FP), pooled over the common targets (counted above)", True),
     ("targets", "Coverage", "Targets with a scored prediction by this method / targets of the subset", True),
     (
         "mean_mcc",
-        "Mean MCC (95 % CI)",
-        "Mean per-target MCC on the common targets with a 10 000-resample bootstrap percentile CI",
+        "Common-target mean MCC (95 % CI)",
+        "Mean per-target MCC on the common targets (every ranked method scored them), with a 10 000-resample "
+        "bootstrap percentile CI",
         True,
     ),
 ]
@@ -320,9 +321,9 @@ COLUMNS_2013 = [
     ("unknown", "?", f"Fewer than {thresholds.MIN_COMMON} common targets: no verdict", True),
     (
         "pooled_mcc",
-        "MCC",
-        "Matthews correlation coefficient of the counts pooled over the common targets (every ranked method "
-        "scored them)",
+        "Pooled MCC",
+        "Pooled MCC: the Matthews correlation coefficient of the counts pooled over the common targets "
+        "(every ranked method scored them)",
         True,
     ),
     ("sensitivity", "Sensitivity", "TP / (TP + FN), pooled over the common targets", True),
@@ -330,8 +331,9 @@ COLUMNS_2013 = [
     ("targets", "Coverage", "Targets with a scored prediction by this method / targets of the subset", True),
     (
         "mean_mcc",
-        "Mean MCC (95 % CI)",
-        "Mean per-target MCC on the common targets with a 10 000-resample bootstrap percentile CI",
+        "Common-target mean MCC (95 % CI)",
+        "Mean per-target MCC on the common targets (every ranked method scored them), with a 10 000-resample "
+        "bootstrap percentile CI",
         True,
     ),
 ]

@@ -24,6 +24,7 @@ from comparna.services.pages.common import (
     report_value,
     report_values,
 )
+from comparna.services.pages.export_fields import DEPRECATED_FIELDS, EXPORT_COLUMNS, named_numbers
 from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.snapshot_data import snapshot_scores
 from comparna.services.ranking_scope import common_targets, is_ranked
@@ -357,27 +358,6 @@ def rankings_at_a_glance(*, top: int = 5) -> list[dict]:
     ]
 
 
-EXPORT_COLUMNS = (
-    "rank",
-    "rank_low",
-    "rank_high",
-    "ranked",
-    "method",
-    "wins",
-    "losses",
-    "draws",
-    "unknown",
-    "decided_mcc",
-    "decided_targets",
-    "mcc_common",
-    "sensitivity_common",
-    "ppv_common",
-    "mcc_own_targets",
-    "targets_scored",
-    "targets_total",
-    "protocol",
-    "settled",
-)
 
 
 def settled_fields(snapshot: RankingSnapshot) -> dict:
@@ -406,15 +386,15 @@ def ranking_export(snapshot: RankingSnapshot, protocol: str = "target") -> dict:
     """A snapshot's ranking as plain data (the JSON download; the CSV has its ``methods``).
 
     ``rank`` is null for a method that is not ranked (only "?" verdicts); ``rank_low``/``rank_high`` its 95 %
-    interval (family bootstrap); ``decided_mcc`` the mean per-target MCC on the ``decided_targets`` that
-    decided its place; ``*_common`` are pooled over the common targets of the ranked methods (null for
-    snapshots that predate them). ``settled`` says whether the ranking is final (else provisional).
+    interval (family bootstrap); the numbers are named by their definitions
+    (:mod:`comparna.services.pages.export_fields`: ``mean_mcc`` on the ``mean_mcc_n`` targets that decided
+    its place, ``pooled_*_common`` over the common targets of the ranked methods, null for snapshots that
+    predate them). ``settled`` says whether the ranking is final (else provisional).
     """
     view, shown = snapshot_view(snapshot, protocol)
     settled = settled_fields(snapshot)
     methods = []
     for r in ranking_rows(snapshot, shown):
-        common = r["common"] or {}
         methods.append(
             {
                 "rank": r["rank"] if r["ranked"] else None,
@@ -426,12 +406,7 @@ def ranking_export(snapshot: RankingSnapshot, protocol: str = "target") -> dict:
                 "losses": r["losses"],
                 "draws": r["draws"],
                 "unknown": r["unknown"],
-                "decided_mcc": r.get("decided_mcc"),
-                "decided_targets": r.get("decided_targets"),
-                "mcc_common": common.get("mcc"),
-                "sensitivity_common": common.get("sensitivity"),
-                "ppv_common": common.get("ppv"),
-                "mcc_own_targets": r["mcc"],
+                **named_numbers(r),
                 "targets_scored": r["coverage"]["scored"],
                 "targets_total": r["coverage"]["total"],
                 "protocol": shown,
@@ -455,6 +430,7 @@ def ranking_export(snapshot: RankingSnapshot, protocol: str = "target") -> dict:
         "clusters": report.get("clusters"),
         "common_targets": report.get("common_targets_ranked"),
         "methods": methods,
+        "deprecated_fields": DEPRECATED_FIELDS,
         "verdicts": view.get("verdicts", {}),
         "p_values": view.get("p_values", {}),
         "p_adjusted": view.get("p_adjusted"),
