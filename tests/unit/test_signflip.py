@@ -250,14 +250,31 @@ def test_hodges_lehmann_is_the_median_of_walsh_averages_with_an_interval_around_
 
 
 # ---------------------------------------------------------------------------- the equivalence interval
-def test_clustered_mean_interval_is_cr1_with_t_quantiles():
+def test_clustered_mean_interval_is_cr2_with_bell_mccaffrey_degrees_of_freedom():
+    """Against the matrix definitions: CR2 adjusts each family's residuals by (I − H_cc)^−½ with H the hat
+    matrix of the constant; ν = (tr G)²/tr G² for G = B'MB, B = the families' CR2 weight columns."""
     rng = np.random.default_rng(6)
-    d = rng.normal(0.01, 0.1, 300)
-    codes = rng.integers(0, 25, 300)
+    sizes = np.array([40, 17, 9, 5, 3, 3, 2, 1, 1, 1, 1])
+    codes = np.repeat(np.arange(sizes.size), sizes)[rng.permutation(sizes.sum())]
+    n = codes.size
+    d = rng.normal(0.01, 0.1, n)
     low, high = clustered_mean_interval(d, codes, confidence=0.90)
-    c = np.unique(codes).size
-    resid = np.array([(d[codes == g] - d.mean()).sum() for g in np.unique(codes)])
-    se = math.sqrt(c / (c - 1) * (resid**2).sum()) / d.size
-    half = stats.t.ppf(0.95, c - 1) * se
-    assert (low, high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-12)
-    assert clustered_mean_interval(d, np.zeros(300, dtype=int)) == (-math.inf, math.inf)
+    hat = np.full((n, n), 1 / n)
+    resid = d - d.mean()
+    variance, columns = 0.0, []
+    for g in range(sizes.size):
+        idx = np.flatnonzero(codes == g)
+        block = np.eye(idx.size) - hat[np.ix_(idx, idx)]
+        values, vectors = np.linalg.eigh(block)
+        adjust = vectors @ np.diag(values**-0.5) @ vectors.T
+        w = np.zeros(n)
+        w[idx] = adjust.sum(axis=0) / n  # the contrast of the mean: 1'/N on the family's rows
+        variance += float(w @ resid) ** 2
+        columns.append(w)
+    b = np.array(columns).T
+    g_matrix = b.T @ (np.eye(n) - hat) @ b
+    df = np.trace(g_matrix) ** 2 / np.trace(g_matrix @ g_matrix)
+    half = stats.t.ppf(0.95, df) * math.sqrt(variance)
+    assert (low, high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-10)
+    assert 1 < df < sizes.size - 1  # one family of 40 out of 83: far fewer than C − 1
+    assert clustered_mean_interval(d, np.zeros(n, dtype=int)) == (-math.inf, math.inf)
