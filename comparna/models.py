@@ -151,6 +151,7 @@ class DatasetEntry(models.Model):
 
     class Meta:
         ordering = ["dataset", "source_id"]
+        verbose_name_plural = "dataset entries"
         constraints = [
             models.UniqueConstraint(fields=["dataset", "source_id"], name="datasetentry_unique_source")
         ]
