@@ -24,6 +24,7 @@ from comparna.services.pages.common import (
     data_version,
     report_values,
 )
+from comparna.services.pages.dataset_groups import dataset_group, grouped
 from comparna.services.pages.rank_history import subset_history
 from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.rankings import (
@@ -106,8 +107,9 @@ class RankingIndexView(TemplateView):
     def get_context_data(self, **kwargs):
         ctx = super().get_context_data(**kwargs)
         datasets = []
-        for dataset in Dataset.objects.order_by("slug"):
-            datasets.append({"dataset": dataset, "snapshots": newest_snapshot_summaries(dataset=dataset)})
+        for dataset in grouped(Dataset.objects.order_by("slug")):
+            datasets.append({"dataset": dataset, "snapshots": newest_snapshot_summaries(dataset=dataset),
+                             **dataset_group(dataset)})
         ctx["datasets"] = datasets
         return ctx
 

@@ -9,6 +9,7 @@ from comparna.ops.pdb_start import pdb_start_status
 from comparna.rna import ranking, statistics, thresholds
 from comparna.services import progress
 from comparna.services.pages.common import LENGTH_BINS, cached
+from comparna.services.pages.dataset_groups import dataset_group, grouped
 from comparna.services.pages.rankings import rankings_at_a_glance
 from comparna.services.pages.site import (
     dataset_downloads,
@@ -37,14 +38,14 @@ class HomeView(TemplateView):
         # bounded by the number of datasets, never by the catalogue's size
         ctx["datasets"] = [
             {"dataset": d, "downloads": (lambda links: links[:1] + links[-1:] if links else [])(
-                dataset_downloads(d))}
-            for d in datasets_with_sizes()[0]
+                dataset_downloads(d)), **dataset_group(d)}
+            for d in grouped(datasets_with_sizes()[0])
         ]
         ctx["n_methods"] = Method.objects.public().filter(active=True).count()
         ctx["progress"] = prediction_progress()
         ctx["imports"] = [{"run": r, "outcome": import_outcome(r)} for r in ImportRun.objects.all()[:5]]
         ctx["changes"] = weekly_changes()
-        ctx["glance"] = rankings_at_a_glance()
+        ctx["glance"] = sorted(rankings_at_a_glance(), key=lambda g: bool(dataset_group(g["dataset"])))
         ctx["polls"] = list(PollRun.objects.all()[:3])
         ctx["pdb_start"] = pdb_start_status()
         return ctx
