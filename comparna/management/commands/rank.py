@@ -1,8 +1,9 @@
 """``manage.py rank``: run the CompaRNA ranking engine on demand.
 
-``--counts FILE.csv`` runs the pure engine on a CSV of counts (no database). Without it, the rankings of the
-stored counts are recomputed (all datasets, or ``--dataset NAME``) exactly as the scheduled job does: a new
-immutable snapshot is stored only for subsets whose inputs changed.
+``--counts FILE.csv`` runs the pure engine on a CSV of counts (no database); an optional ``family`` column
+gives each target's family, the unit of the clustered test (without it every target is its own family).
+Without ``--counts``, the rankings of the stored counts are recomputed (all datasets, or ``--dataset NAME``)
+exactly as the scheduled job does: a new immutable snapshot is stored only for subsets whose inputs changed.
 
 The verdicts shown are the primary, target-level ones (SCIENCE.md §5); ``--protocol 2013`` shows the
 CompaRNA 2013 protocol's instead (to reproduce the paper's tables; labelled as such), and
@@ -38,7 +39,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--counts",
             metavar="FILE.csv",
-            help="CSV with columns method,target,tp,fn,fp,fp_compatible,tn (one row per prediction)",
+            help="CSV with columns method,target,tp,fn,fp,fp_compatible,tn (one row per prediction) and an "
+            "optional family column (one label per target; without it every target is its own family)",
         )
         parser.add_argument("--dataset", metavar="NAME", help="dataset slug (database mode; default: all)")
         parser.add_argument("--subset", metavar="SLUG", help="only this subset (database mode)")
