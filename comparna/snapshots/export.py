@@ -9,13 +9,13 @@ The columns of every table are declared once in :mod:`comparna.snapshots.columns
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
 
+from comparna.csv_cells import safe_writer
 from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_bpseq, write_ct, write_dot_bracket, write_fasta, write_pair_json
@@ -190,7 +190,7 @@ def _write_targets(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter
         for d in ex.references:
             header += [f"{d}_pairs", f"{d}_pseudoknotted", f"{d}_multiplets"]
         header += ["subsets", "novelty_role", "novelty_similar_to", "novelty_reason"]
-        out = csv.writer(csv_fh, lineterminator="\n")
+        out = safe_writer(csv_fh, lineterminator="\n")
         out.writerow(header)
         js.write("[\n")
         for n, t in enumerate(ex.targets):
@@ -297,7 +297,7 @@ def _chunks(pks: list[int], size: int):
 
 def _write_predictions(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter) -> None:
     with writer.open_text("predictions/predictions.csv") as fh:
-        out = csv.writer(fh, lineterminator="\n")
+        out = safe_writer(fh, lineterminator="\n")
         out.writerow(C.names(C.PREDICTION))
         # in the collected order, a chunk of rows per query read whole before anything is written: no
         # statement stays open across the progress updates (on SQLite an open read beside a write is
@@ -321,7 +321,7 @@ def _write_predictions(writer: SnapshotWriter, ex: _Export, counter: ProgressCou
 
 def _write_scores(writer: SnapshotWriter, ex: _Export, counter: ProgressCounter) -> None:
     with writer.open_text("scores/counts.csv") as fh:
-        out = csv.writer(fh, lineterminator="\n")
+        out = safe_writer(fh, lineterminator="\n")
         out.writerow(C.names(C.SCORE))
         # The exported predictions' scores, a chunk of predictions per query (read whole before writing, as
         # the predictions are), in the predictions' order: chunks are runs of the collected order, sorted

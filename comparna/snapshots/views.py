@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import re
 
 from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
@@ -12,6 +11,7 @@ from django.utils.http import http_date, urlencode
 from django.views import View
 from django.views.generic import TemplateView
 
+from comparna.csv_cells import safe_writer
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import MAX_ID_DIGITS, ascii_int
 from comparna.snapshots.lifecycle import snapshot_path
@@ -222,7 +222,7 @@ class SnapshotPairDownloadView(View):
             if ranking is None or "target_sources" not in ranking.report:
                 raise Http404("that ranking snapshot does not store its target sets")
             subset = ranking.subset
-        writer = csv.writer(_Echo(), lineterminator="\n")
+        writer = safe_writer(_Echo(), lineterminator="\n")
         rows = pair_csv_rows(dataset=ds, method_a=a, method_b=b, subset=subset, ranking=ranking)
         response = StreamingHttpResponse((writer.writerow(r) for r in rows), content_type="text/csv")
         safe = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "_", x) for x in (ds.slug, a.name, "vs", b.name))

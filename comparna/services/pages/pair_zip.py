@@ -13,6 +13,8 @@ import io
 import zipfile
 from collections.abc import Iterable
 
+from comparna.csv_cells import safe_writer
+
 #: What each column of the two CSVs holds (``a_``/``b_`` columns: the first / second method).
 COLUMN_MEANINGS = {
     "target": "the target's id in its source (RNA STRAND id, PDB entry and chain, ArchiveII name)",
@@ -64,7 +66,7 @@ def pair_zip(
 ) -> bytes:
     """The zip's bytes: ``counts.csv``, ``structures.csv`` and ``README.txt``."""
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = safe_writer(buf, lineterminator="\n")
     structures_header: list[str] = []
     for k, row in enumerate(structure_rows):
         if k == 0:

@@ -3,7 +3,6 @@ rankings at a glance on the home page. Everything derived from an immutable snap
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections import defaultdict
@@ -11,6 +10,7 @@ from collections import defaultdict
 from django.db.models import Func, IntegerField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 
+from comparna.csv_cells import safe_writer
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna import thresholds
 from comparna.rna.ranking import protocol_view
@@ -445,7 +445,7 @@ def ranking_csv(snapshot: RankingSnapshot, protocol: str = "target") -> str:
     """The ranking table of a snapshot as CSV (:data:`EXPORT_COLUMNS`; empty cells for nulls); every row says
     its protocol and whether the ranking is settled."""
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = safe_writer(buf, lineterminator="\n")
     w.writerow(EXPORT_COLUMNS)
     for m in ranking_export(snapshot, protocol)["methods"]:
         w.writerow([_cell(m[c]) for c in EXPORT_COLUMNS])
