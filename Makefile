@@ -12,8 +12,12 @@ install-dev:
 run: install
 	bash scripts/run.sh
 
+# The suite on two pytest-xdist workers (the reference machine's 2 cores; TEST_WORKERS=N to change), a test file
+# or an xdist_group per unit, the slowest first (tests/support/xdist_plan.py); per-file times in
+# var/test-report.json and the wall time on the closing lines (tests/support/timing_report.py).
+TEST_WORKERS ?= 2
 test: install-dev
-	.venv/bin/python -m pytest -p no:cacheprovider --durations=30
+	.venv/bin/python -m pytest -p no:cacheprovider --durations=30 -n $(TEST_WORKERS) --dist loadgroup
 
 lint: install-dev
 	.venv/bin/ruff check . && .venv/bin/lint-imports

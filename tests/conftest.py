@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import timing_report
+from tests.support import timing_report, xdist_plan
 from tests.support.fixture_data import DATA, extract_mmcif
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +31,8 @@ def pytest_configure(config):
 
     # per-file wall times (var/test-report.json) and the closing wall-time line (issue 39)
     timing_report.register(config)
+    # make test's -n 2 --dist loadgroup: files (or xdist_group groups) as units, the slowest first
+    xdist_plan.register(config)
 
     root = Path(tempfile.gettempdir()) / f"pytest-of-{getpass.getuser()}"
     if config.option.basetemp or not root.is_dir():
