@@ -355,14 +355,27 @@ LOGIN_REDIRECT_URL = "owner-home"
 LOGOUT_REDIRECT_URL = "home"
 # E-mail confirmation links stay valid this long.
 OWNER_CONFIRM_MAX_AGE_S = int(os.environ.get("COMPARNA_CONFIRM_MAX_AGE_S", str(3 * 24 * 3600)))
-# Sign-in throttling (comparna.owners.throttle): failures counted per account and per client address in the
-# cache; either limit reached locks those sign-ins for LOGIN_LOCKOUT_S. Behind a reverse proxy, list its
-# addresses in COMPARNA_TRUSTED_PROXIES (comma-separated) so the client's address is read from
-# X-Forwarded-For (else every client would share the proxy's address and its count).
+# Sign-in throttling (comparna.owners.throttle): failures counted per account (the name as sign-in
+# normalises it) and per client address in the database (shared by every web process); either limit reached
+# locks those sign-ins for LOGIN_LOCKOUT_S. Behind a reverse proxy, list its addresses or networks in
+# COMPARNA_TRUSTED_PROXIES (comma-separated, e.g. 172.30.0.1 or 10.0.0.0/8) so the client's address is read
+# from X-Forwarded-For (else every client would share the proxy's address and its count).
 LOGIN_FAILURES_PER_ACCOUNT = int(os.environ.get("COMPARNA_LOGIN_FAILURES_PER_ACCOUNT", "5"))
 LOGIN_FAILURES_PER_ADDRESS = int(os.environ.get("COMPARNA_LOGIN_FAILURES_PER_ADDRESS", "20"))
 LOGIN_LOCKOUT_S = int(os.environ.get("COMPARNA_LOGIN_LOCKOUT_S", "900"))
 TRUSTED_PROXIES = [a.strip() for a in os.environ.get("COMPARNA_TRUSTED_PROXIES", "").split(",") if a.strip()]
+# Sign-ups (each mails an address) per client address within SIGNUP_WINDOW_S; accounts whose address is not
+# confirmed within OWNER_CONFIRM_MAX_AGE_S are deleted by the owners' periodic task (issue 36).
+SIGNUPS_PER_ADDRESS = int(os.environ.get("COMPARNA_SIGNUPS_PER_ADDRESS", "5"))
+SIGNUP_WINDOW_S = int(os.environ.get("COMPARNA_SIGNUP_WINDOW_S", "3600"))
+# Owners' passwords (their code runs on our machines): Django's validators, on sign-up and password reset.
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+PASSWORD_RESET_TIMEOUT = int(os.environ.get("COMPARNA_PASSWORD_RESET_TIMEOUT_S", str(3 * 24 * 3600)))
 # Uploaded container image archives: size cap and cap of everything decompressed from one. The checked
 # copies are kept in COMPARNA_IMAGES_DIR (default <data dir>/images; predictors.core.owner_image), which
 # every worker host must share; predictors never see it.

@@ -1,6 +1,6 @@
 """Backups: a consistent database dump plus the data directory's images and snapshots, with a manifest.
 
-A backup is a directory::
+A backup is a private directory (0700, every file 0600; a world-writable destination is refused)::
 
     manifest.json      format, time, database engine, migration leaves, every file's size and sha256
     SHA256SUMS         the same checksums for ``sha256sum -c``
@@ -17,12 +17,14 @@ anything and refuses a damaged or altered backup.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
 import os
 import shutil
 import sqlite3
+import stat
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -129,12 +131,71 @@ def _migration_leaves() -> dict[str, str]:
     return dict(sorted(leaves.items()))
 
 
+@contextlib.contextmanager
+def _private_umask():
+    """New files 0600 and directories 0700 (pg_dump's too) while the backup is written."""
+    previous = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def _world_writable(st: os.stat_result) -> bool:
+    return bool(st.st_mode & stat.S_IWOTH)
+
+
+def _prepare_destination(dest: Path) -> None:
+    """Make ``dest`` a private (0700) directory of ours, or refuse it (issue 36: a backup holds password
+    hashes and session keys).
+
+    A new directory is made 0700 (its missing parents too). An existing one must be empty, a directory
+    (not a link), ours, and not world-writable (anyone could have put or could swap files in it); it is
+    tightened to 0700 whatever its mode was. The nearest existing ancestor must not be world-writable
+    without the sticky bit (anyone could rename the backup away or put a link in its place)."""
+    if dest.is_symlink():
+        raise BackupError(f"{dest} is a symbolic link; give a real directory")
+    ancestor = dest if dest.exists() else next(p for p in dest.parents if p.exists())
+    if ancestor != dest:
+        st = ancestor.stat()
+        if _world_writable(st) and not st.st_mode & stat.S_ISVTX:
+            raise BackupError(f"{ancestor} is writable by everyone; put the backup somewhere private")
+        dest.mkdir(parents=True, mode=0o700)
+    else:
+        if not dest.is_dir():
+            raise BackupError(f"{dest} is not a directory")
+        if any(dest.iterdir()):
+            raise BackupError(f"{dest} is not empty; give a new directory")
+        st = dest.stat()
+        if _world_writable(st):
+            raise BackupError(f"{dest} is writable by everyone; give a new or private directory")
+        if st.st_uid != os.geteuid():
+            raise BackupError(f"{dest} belongs to another user; give a new directory")
+    os.chmod(dest, 0o700)
+
+
+def _tighten(dest: Path) -> None:
+    """Every file 0600 and every directory 0700 (copies keep their sources' modes, e.g. 0644)."""
+    for root, dirs, files in os.walk(dest):
+        for name, mode in [(d, 0o700) for d in dirs] + [(f, 0o600) for f in files]:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):  # none are left (links are not backed up): never follow one
+                os.chmod(path, mode)
+
+
 def create_backup(*, dest: Path, progress: Progress = lambda _m: None) -> dict:
-    """Write a backup into the new or empty directory ``dest``; returns its manifest."""
-    dest = Path(dest)
-    if dest.exists() and any(dest.iterdir()):
-        raise BackupError(f"{dest} is not empty; give a new directory")
-    dest.mkdir(parents=True, exist_ok=True, mode=0o700)
+    """Write a backup into the new or empty directory ``dest``; returns its manifest. Every file is
+    created 0600 inside 0700 directories (:func:`_prepare_destination` says which destinations are
+    refused)."""
+    dest = Path(dest).absolute()
+    with _private_umask():
+        _prepare_destination(dest)
+        manifest = _write_backup(dest, progress)
+        _tighten(dest)
+    return manifest
+
+
+def _write_backup(dest: Path, progress: Progress) -> dict:
     progress("dumping the database")
     database = _dump_database(dest)
     entries: dict[str, dict] = {}

@@ -21,11 +21,19 @@ class HealthzView(View):
 
 
 class ReadyzView(View):
-    """Readiness: database, broker, a worker of each queue, beat's last tick, free disk; 200 or 503."""
+    """Readiness: database, broker, a worker of each queue, beat's last tick, free disk; 200 or 503.
+
+    The details (database vendor, live workers, free disk per directory) only to whoever may read
+    ``/metrics`` (its token or allowed networks, issue 36); anyone else gets the status alone."""
 
     def get(self, request):
         report = readiness()
-        response = JsonResponse(report, status=200 if report["ok"] else 503)
+        allowed = metrics_allowed(
+            authorization=request.headers.get("Authorization", ""),
+            remote_addr=request.META.get("REMOTE_ADDR", ""),
+        )
+        body = report if allowed else {"ok": report["ok"]}
+        response = JsonResponse(body, status=200 if report["ok"] else 503)
         response["Cache-Control"] = NO_STORE
         # A 503 here is an answer, not a server error: no "Service Unavailable" error line per probe.
         response._has_been_logged = True

@@ -8,16 +8,22 @@ staff approval (admin action) lets the owner register methods and is mailed to t
 from __future__ import annotations
 
 import logging
+import unicodedata
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import make_password
 from django.core import signing
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from comparna.owners.counters import attempt_key, count_attempt
 from comparna.owners.models import Notice, OwnerProfile
+from comparna.owners.names import skeleton
+from comparna.owners.throttle import account_key
 
 log = logging.getLogger(__name__)
 _CONFIRM_SALT = "comparna.owners.confirm"
@@ -45,37 +51,115 @@ def _mail(to: list[str], subject: str, body: str) -> None:
         log.exception("could not send e-mail %r to %s", subject, to)
 
 
+def quoted(text: str, limit: int = 300) -> str:
+    """Free text (an affiliation, a program name) as one quoted line of an e-mail to staff: line breaks,
+    controls and separators written as escapes, so that no text makes a paragraph of its own (issue 36)."""
+    out = []
+    for ch in str(text)[:limit]:
+        cat = unicodedata.category(ch)
+        if ch == "\\" or ch == '"' or (cat[0] in ("C", "Z") and ch != " "):
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + ("…" if len(text) > limit else "") + '"'
+
+
+def name_unavailable(username: str) -> bool:
+    """Whether ``username`` is, or looks like, an existing user's name: the same lock key
+    (:func:`comparna.owners.throttle.account_key`) or the same confusables skeleton
+    (:func:`comparna.owners.names.skeleton`). Owners are a few hundred at most: every name is read."""
+    key, look = account_key(username), skeleton(username)
+    return any(
+        account_key(other) == key or skeleton(other) == look
+        for other in get_user_model().objects.values_list("username", flat=True).iterator()
+    )
+
+
+def _mail_within_limit(email: str) -> bool:
+    """Whether this address may be mailed by one more sign-up (a per-address budget: sign-up never mails one
+    address more than ``SIGNUPS_PER_ADDRESS`` times a window, whoever asks)."""
+    count = count_attempt(
+        key=attempt_key("signup-mail", email.strip().casefold()), window_s=settings.SIGNUP_WINDOW_S
+    )
+    return count <= settings.SIGNUPS_PER_ADDRESS
+
+
 @transaction.atomic
 def sign_up(*, username: str, email: str, password: str, affiliation: str = ""):
     """Store a new, inactive owner account and mail its confirmation link; returns it.
 
-    An address that has an account already (compared case-insensitively) gets no second one: its owner is
-    told by e-mail and the caller answers exactly as for a new account (issue 26: the sign-up page says
-    nothing about which addresses have accounts). Returns None then.
+    Whatever exists, the caller answers the same and this takes about as long (issue 36: one password hash
+    on every path, no account told apart by the page or its timing):
+
+    - an address that has an account already (compared case-insensitively) gets no second one: its owner is
+      told by e-mail (issue 26);
+    - a user name that is taken, or looks like a taken one, makes no account: the address is told to choose
+      another.
+
+    Returns None in both cases. An address is mailed at most ``SIGNUPS_PER_ADDRESS`` times a window.
     """
-    existing = get_user_model().objects.filter(email__iexact=email).first()
-    if existing is not None:
-        body = (
-            "Hello,\n\nsomeone (hopefully you) tried to sign up at CompaRNA with this address, which has an "
-            f"account already (user name {existing.username}). Sign in at\n\n  "
-            f"{absolute(reverse('owner-login'))}\n\nNo new account was made. If this was not you, ignore "
-            "this e-mail."
-        )
-        transaction.on_commit(lambda: _mail([existing.email], "Sign-up with your address", body))
+    User = get_user_model()
+    existing = User.objects.filter(email__iexact=email).first()
+    taken = existing is None and name_unavailable(username)
+    if existing is not None or taken:
+        make_password(password)  # the hashing work of a new account: the same time either way
+        if not _mail_within_limit(email):
+            return None
+        if existing is not None:
+            body = (
+                "Hello,\n\nsomeone (hopefully you) tried to sign up at CompaRNA with this address, which has "
+                f"an account already (user name {existing.username}). Sign in at\n\n  "
+                f"{absolute(reverse('owner-login'))}\n\nForgot the password? Set a new one at\n\n  "
+                f"{absolute(reverse('password_reset'))}\n\nNo new account was made. If this was not you, "
+                "ignore this e-mail."
+            )
+            to, subject = existing.email, "Sign-up with your address"
+        else:
+            body = (
+                "Hello,\n\nsomeone (hopefully you) tried to sign up at CompaRNA with this address and the "
+                f"user name {username}, which is taken or looks too much like a taken one. No account was "
+                f"made: sign up again with another user name at\n\n  {absolute(reverse('owner-signup'))}\n\n"
+                "If this was not you, ignore this e-mail."
+            )
+            to, subject = email, "Choose another user name"
+        transaction.on_commit(lambda: _mail([to], subject, body))
         return None
-    user = get_user_model().objects.create_user(username=username, email=email, password=password)
+    try:
+        with transaction.atomic():
+            user = User.objects.create_user(username=username, email=email, password=password)
+    except IntegrityError:  # the same name signed up at the same moment
+        return None
     user.is_active = False
     user.save(update_fields=["is_active"])
     OwnerProfile.objects.create(user=user, affiliation=affiliation)
+    if not _mail_within_limit(email):
+        return user
     link = absolute(reverse("owner-confirm", args=[confirmation_token(user)]))
     body = (
         f"Hello {username},\n\nsomeone (hopefully you) signed up at CompaRNA as a method owner with this "
         f"address. Confirm it by opening\n\n  {link}\n\nThe link is valid for "
-        f"{settings.OWNER_CONFIRM_MAX_AGE_S // 3600} hours. After confirmation CompaRNA's staff approve the "
-        "account; you can then register development methods.\n\nIf this was not you, ignore this e-mail."
+        f"{settings.OWNER_CONFIRM_MAX_AGE_S // 3600} hours (an account not confirmed by then is deleted). "
+        "After confirmation CompaRNA's staff approve the account; you can then register development "
+        "methods.\n\nIf this was not you, ignore this e-mail."
     )
     transaction.on_commit(lambda: _mail([email], "Confirm your e-mail address", body))
     return user
+
+
+def expire_unconfirmed_accounts() -> int:
+    """Delete the owner accounts whose address was not confirmed within ``OWNER_CONFIRM_MAX_AGE_S`` (their
+    link has expired; the name and address are free again). Never staff, never an account that has signed
+    in. Returns how many were deleted."""
+    cutoff = timezone.now() - timedelta(seconds=settings.OWNER_CONFIRM_MAX_AGE_S)
+    stale = get_user_model().objects.filter(
+        is_active=False,
+        is_staff=False,
+        is_superuser=False,
+        last_login__isnull=True,
+        owner_profile__email_confirmed_at__isnull=True,
+        owner_profile__created_at__lt=cutoff,
+    )
+    return stale.delete()[1].get(get_user_model()._meta.label, 0)
 
 
 @transaction.atomic
@@ -110,8 +194,9 @@ def confirm_email(token: str):
         )
         admin_url = absolute(reverse("admin:owners_ownerprofile_changelist"))
         body = (
-            f"{user.username} <{user.email}> ({profile.affiliation or 'no affiliation given'}) confirmed "
-            f"their address and awaits approval as a method owner:\n\n  {admin_url}"
+            f"{user.username} <{user.email}> confirmed their address and awaits approval as a method owner.\n"
+            f"Affiliation (as typed): {quoted(profile.affiliation) if profile.affiliation else 'none'}"
+            f"\n\nReview at\n\n  {admin_url}"
         )
         transaction.on_commit(lambda: _mail(staff, "A method owner awaits approval", body))
     return user

@@ -54,22 +54,23 @@ _EXTRA_PROBLEM_FIELDS = (
 
 
 class SignUpForm(forms.Form):
+    """A new owner. Says nothing about other accounts: a taken (or look-alike) user name or address is
+    answered like a new one and told by e-mail (:func:`comparna.owners.accounts.sign_up`)."""
+
     username = forms.RegexField(
-        regex=r"^[A-Za-z0-9_.-]{3,40}$",
+        # begins with a letter or digit: never "-", "=", "@" or "+" that a spreadsheet reads as a formula
+        regex=r"^[A-Za-z0-9][A-Za-z0-9_.-]{2,39}$",
         max_length=40,
-        help_text="3-40 letters, digits, dots, dashes or underscores.",
-        error_messages={"invalid": "Use 3-40 letters, digits, dots, dashes or underscores."},
+        help_text="3-40 letters, digits, dots, dashes or underscores, beginning with a letter or digit.",
+        error_messages={
+            "invalid": "Use 3-40 letters, digits, dots, dashes or underscores, beginning with a letter or "
+            "digit."
+        },
     )
     email = forms.EmailField(help_text="A confirmation link is sent here; digests too.")
     affiliation = forms.CharField(max_length=200, required=False, help_text="Lab or institution (optional).")
     password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
     password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
-
-    def clean_username(self) -> str:
-        name = self.cleaned_data["username"]
-        if get_user_model().objects.filter(username__iexact=name).exists():
-            raise forms.ValidationError("This user name is taken.")
-        return name
 
     def clean_email(self) -> str:
         # Never says whether an account has this address (issue 26): accounts.sign_up answers the same and

@@ -142,3 +142,16 @@ class Notice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.owner}: {self.text[:60]}"
+
+
+class AttemptCount(models.Model):
+    """A counter of attempts (failed sign-ins per account or address, sign-ups per address) within a window,
+    shared by every web process through the database (issue 36): never evicted by other traffic, and the
+    same for ``make run`` (SQLite) and a deployment (PostgreSQL). ``key`` is a hash of what is counted."""
+
+    key = models.CharField(max_length=80, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count} until {self.expires_at:%H:%M:%S}"

@@ -1,22 +1,29 @@
-"""Login throttling per account and per address (issue 26), kept in the Django cache.
+"""Login throttling per account and per address (issues 26 and 36), counted in the database.
 
-Every failed sign-in counts against the account named (casefolded, whether it exists or not, so the answer
-says nothing about which accounts exist) and against the client's address. Once either count reaches its
-limit within the window, every sign-in for that account or from that address is refused with a clear
-message until the window has passed — the right password included, so guessing cannot go on behind the
-lock. A successful sign-in clears its account's count (never the address's: one known account must not
+Every failed sign-in counts against the account named and against the client's address. Once either count
+reaches its limit within the window, every sign-in for that account or from that address is refused with a
+clear message until the window has passed — the right password included, so guessing cannot go on behind
+the lock. A successful sign-in clears its account's count (never the address's: one known account must not
 reset the count of an address guessing others).
 
-The counts live in the default cache: shared by every process when it is Redis (``COMPARNA_CACHE_URL``, as
-in ``make run`` and docker-compose); with the in-process fallback each web process counts on its own.
+The account's key is the user name as authentication reads it, made coarser: Django's sign-in form
+NFKC-normalises the name (``UsernameField``) and the backend looks it up exactly, so "ｂｏｂ" (fullwidth)
+signs in to "bob". The key is NFKC, then casefolded, then NFKC again, without surrounding spaces: every
+spelling that signs in to one account has the same key (and case variants share it too, whether they exist
+or not, so the answer says nothing about which accounts exist).
+
+The counts live in :class:`~comparna.owners.models.AttemptCount` rows (:mod:`comparna.owners.counters`):
+shared by every web process, not evicted by other traffic, in ``make run`` (SQLite) as in a deployment.
 """
 
 from __future__ import annotations
 
-import hashlib
+import ipaddress
+import unicodedata
 
 from django.conf import settings
-from django.core.cache import cache
+
+from comparna.owners import counters
 
 
 def _limits() -> tuple[int, int, int]:
@@ -27,34 +34,57 @@ def _limits() -> tuple[int, int, int]:
     )
 
 
-def _key(kind: str, value: str) -> str:
-    # hashed: a user name or address of any length or character makes a valid, fixed-size cache key
-    return f"login-failures:{kind}:{hashlib.sha256(value.encode()).hexdigest()[:32]}"
+def account_key(username: str) -> str:
+    """The one lock key of every spelling of a user name that signs in to the same account."""
+    text = unicodedata.normalize("NFKC", username or "").strip()
+    return unicodedata.normalize("NFKC", text.casefold()).strip()
 
 
 def _keys(username: str, address: str) -> tuple[str, str]:
-    return _key("account", (username or "").strip().casefold()), _key("address", address or "")
+    return (
+        counters.attempt_key("login-acct", account_key(username)),
+        counters.attempt_key("login-addr", address or ""),
+    )
+
+
+def _networks(entries) -> list:
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(str(entry).strip(), strict=False))
+        except ValueError:
+            continue
+    return networks
+
+
+def _trusted(address: str, networks) -> bool:
+    try:
+        ip = ipaddress.ip_address(address.strip().split("%")[0])
+    except ValueError:
+        return False
+    return any(ip.version == net.version and ip in net for net in networks)
 
 
 def client_address(request) -> str:
     """The address the request came from: the socket's peer, or behind a trusted proxy
-    (``settings.TRUSTED_PROXIES``) the last address of X-Forwarded-For that is not one (a header from
-    anyone else could name any address, so it is read only from the proxies)."""
+    (``settings.TRUSTED_PROXIES``: addresses or networks such as ``172.30.0.1`` or ``10.0.0.0/8``) the last
+    address of X-Forwarded-For that is not one (a header from anyone else could name any address, so it is
+    read only from the proxies)."""
     if request is None:
         return ""
     peer = request.META.get("REMOTE_ADDR", "")
-    trusted = set(getattr(settings, "TRUSTED_PROXIES", ()))
-    if peer not in trusted:
+    networks = _networks(getattr(settings, "TRUSTED_PROXIES", ()))
+    if not _trusted(peer, networks):
         return peer
     hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if h.strip()]
-    return next((hop[:64] for hop in reversed(hops) if hop not in trusted), peer)
+    return next((hop[:64] for hop in reversed(hops) if not _trusted(hop, networks)), peer)
 
 
 def locked_out(*, username: str, address: str) -> bool:
     """Whether sign-ins for ``username`` or from ``address`` are refused now."""
     per_account, per_address, _ = _limits()
     account, addr = _keys(username, address)
-    counts = cache.get_many([account, addr])
+    counts = counters.current_counts([account, addr])
     return counts.get(account, 0) >= per_account or counts.get(addr, 0) >= per_address
 
 
@@ -63,17 +93,12 @@ def record_failure(*, username: str, address: str) -> None:
     first failure)."""
     _, _, window = _limits()
     for key in _keys(username, address):
-        if cache.add(key, 1, timeout=window):
-            continue
-        try:
-            cache.incr(key)
-        except ValueError:  # expired between add and incr
-            cache.add(key, 1, timeout=window)
+        counters.count_attempt(key=key, window_s=window)
 
 
 def record_success(*, username: str) -> None:
     """A correct sign-in outside a lockout: its account starts counting afresh."""
-    cache.delete(_keys(username, "")[0])
+    counters.clear_attempts(key=_keys(username, "")[0])
 
 
 def lockout_message() -> str:

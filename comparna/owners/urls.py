@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from comparna.owners import api, feeds, submit, views
+from comparna.owners import api, feeds, password_reset, submit, views
 
 urlpatterns = [
     path("submit/", submit.SubmitView.as_view(), name="submit-method"),
@@ -12,6 +12,22 @@ urlpatterns = [
     path("account/login/", views.OwnerLoginView.as_view(), name="owner-login"),
     path("account/logout/", views.OwnerLogoutView.as_view(), name="owner-logout"),
     path("account/", views.OwnerHomeView.as_view(), name="owner-home"),
+    path("account/password-reset/", password_reset.OwnerPasswordResetView.as_view(), name="password_reset"),
+    path(
+        "account/password-reset/sent/",
+        password_reset.OwnerPasswordResetDoneView.as_view(),
+        name="password_reset_done",
+    ),
+    path(
+        "account/password-reset/<uidb64>/<token>/",
+        password_reset.OwnerPasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "account/password-reset/done/",
+        password_reset.OwnerPasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("account/methods/new/", views.OwnerMethodFormView.as_view(), name="owner-method-new"),
     path("account/methods/<id:pk>/", views.OwnerMethodView.as_view(), name="owner-method"),
     path("account/methods/<id:pk>/edit/", views.OwnerMethodFormView.as_view(), name="owner-method-edit"),

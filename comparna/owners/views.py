@@ -21,11 +21,13 @@ from django.views.generic import TemplateView
 from comparna.models import Subset
 from comparna.owners import accounts
 from comparna.owners import methods as svc
+from comparna.owners.counters import attempt_key, count_attempt
 from comparna.owners.eta import queue_eta
 from comparna.owners.forms import OwnerMethodForm, SignUpForm, TokenForm
 from comparna.owners.images import UploadRefused, store_image_upload
 from comparna.owners.login import ThrottledAuthenticationForm
 from comparna.owners.models import ApiToken, ImageUpload, OwnerProfile
+from comparna.owners.throttle import client_address
 from comparna.params import ascii_int
 from predictors.core.spec import PredictorSpec
 from predictors.forms import spec_token, token_matches
@@ -43,6 +45,12 @@ class OwnerSignUpView(View):
         return render(request, self.template_name, {"form": SignUpForm()})
 
     def post(self, request):
+        # every sign-up mails someone: a budget per client address (issue 36), counted before anything else
+        count = count_attempt(
+            key=attempt_key("signup-addr", client_address(request)), window_s=settings.SIGNUP_WINDOW_S
+        )
+        if count > settings.SIGNUPS_PER_ADDRESS:
+            return render(request, self.template_name, {"form": SignUpForm(), "too_many": True}, status=429)
         form = SignUpForm(request.POST)
         if not form.is_valid():
             return render(request, self.template_name, {"form": form}, status=400)

@@ -7,8 +7,10 @@ Limits applied to every run (and recorded in :attr:`RunResult.limits`):
 - CPU time (RLIMIT_CPU) a little above the wall limit, so a CPU-bound program is stopped even if the
   wall-clock watchdog were late;
 - address space (RLIMIT_AS) = ``spec.memory_limit_mb``, plus a memory cgroup with the same limit when the
-  cgroup hierarchy is writable (counts tmpfs files too), both clamped to :func:`memory_ceiling_mb` (the
-  host's memory, read at run time, minus headroom): a spec never gets more than the machine has;
+  cgroup hierarchy is writable (counts tmpfs files too), both clamped to :func:`run_share_mb` (the
+  host's memory, read at run time, minus headroom, divided by the runs side by side): a spec never gets
+  more than its share of the machine, and :mod:`predictors.core.memory_budget` holds the sum of the live
+  runs' limits under the ceiling;
 - processes: a pids cgroup (``pids.max``) when writable. RLIMIT_NPROC is set as well but counts every
   process of the uid and is ignored for root, so the sandbox first drops root to a uid of its own
   (``SANDBOX_UID``);
@@ -86,22 +88,45 @@ def memory_ceiling_mb() -> int | None:
     return ceiling
 
 
-def memory_limit_problem(memory_limit_mb: object) -> str | None:
-    """Why a method may not ask for ``memory_limit_mb`` on this host (registration), or None when it may."""
+#: How many runs one host runs at once (the predict worker's concurrency): they share the ceiling (issue 36).
+RUNS_ENV = "COMPARNA_PREDICT_CONCURRENCY"
+DEFAULT_RUNS = 2
+
+
+def runs_per_host() -> int:
+    """How many runs this host runs at once (``COMPARNA_PREDICT_CONCURRENCY``, at least 1; 2 by default as
+    in ``make run`` and docker-compose)."""
+    value = os.environ.get(RUNS_ENV, "").strip()
+    return max(1, int(value)) if value.isdigit() else DEFAULT_RUNS
+
+
+def run_share_mb() -> int | None:
+    """The largest memory limit one run gets (issue 36): :func:`memory_ceiling_mb` divided by
+    :func:`runs_per_host`, at least 16 MB, so that the runs side by side never hold more than the host's
+    ceiling together. None when the host's memory cannot be read."""
     ceiling = memory_ceiling_mb()
-    if isinstance(memory_limit_mb, int) and ceiling is not None and memory_limit_mb > ceiling:
+    return None if ceiling is None else max(16, ceiling // runs_per_host())
+
+
+def memory_limit_problem(memory_limit_mb: object) -> str | None:
+    """Why a method may not ask for ``memory_limit_mb`` on this host (registration), or None when it may:
+    more than a run's share of the host's memory (:func:`run_share_mb`)."""
+    share = run_share_mb()
+    if isinstance(memory_limit_mb, int) and share is not None and memory_limit_mb > share:
         return (
             f"memory limit of {memory_limit_mb} MB is more than this server gives a run: at most "
-            f"{ceiling} MB (its memory minus what the server itself needs)"
+            f"{share} MB ({runs_per_host()} runs side by side share {memory_ceiling_mb()} MB, its memory "
+            "minus what the server itself needs)"
         )
     return None
 
 
 def effective_memory_mb(memory_limit_mb: int) -> int:
-    """The memory limit a run really gets: the spec's, clamped to :func:`memory_ceiling_mb` (a spec stored
-    before the ceiling, or registered on a bigger host, still runs, within this host's memory)."""
-    ceiling = memory_ceiling_mb()
-    return memory_limit_mb if ceiling is None else min(memory_limit_mb, ceiling)
+    """The memory limit a run really gets: the spec's, clamped to a run's share of the host
+    (:func:`run_share_mb`; a spec stored before the ceiling, or registered on a bigger host, still runs,
+    within this host's budget)."""
+    share = run_share_mb()
+    return memory_limit_mb if share is None else min(memory_limit_mb, share)
 
 
 def own_cgroup_paths() -> dict[str, str]:

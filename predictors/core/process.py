@@ -29,6 +29,7 @@ from predictors.core.limits import (
     reap_namespace,
     subreaper,
 )
+from predictors.core.memory_budget import reserve_memory
 from predictors.core.parsers import parse_output
 from predictors.core.spec import PredictorSpec
 from predictors.core.venvs import venvs_dir
@@ -222,7 +223,10 @@ class ProcessRunner:
         cgroups = None
         own_rundir = job.rundir is None
         rundir = job.rundir
+        budget = contextlib.ExitStack()
         try:
+            # the host's memory budget (issue 36): held for the whole run, or refused (infrastructure error)
+            budget.enter_context(reserve_memory(mem_mb))
             if rundir is None:
                 rundir = new_run_dir()
             job = replace(job, rundir=rundir)
@@ -340,6 +344,7 @@ class ProcessRunner:
                 cgroups.close()
             if own_rundir and rundir is not None:
                 rundir.remove()
+            budget.close()
         return ex
 
     def _env(self, job: Job) -> dict[str, str]:
