@@ -187,10 +187,12 @@ def _row_order(row: dict) -> tuple:
 
 def evidence_sentence(kind: str, label: str, slices: list[dict], length: int) -> str:
     """How much evidence there is, in one plain sentence."""
-    what = f"{label} targets" if kind == "family" else f"targets of {length_bin(length)}"
     if not slices:
+        what = f"{label} targets" if kind == "family" else f"targets of {length_bin(length)}"
         return f"No ranking of {what} is stored yet: the benchmark cannot say which method is best for it."
     total = sum(s["targets"] for s in slices)
+    noun = "target" if total == 1 else "targets"
+    what = f"{label} {noun}" if kind == "family" else f"{noun} of {length_bin(length)}"
     datasets = len({s["dataset"] for s in slices})
     first = max(slices, key=lambda s: s["targets"])
     top = [r for r in first["rows"] if r.get("ranked", True)][:3]
