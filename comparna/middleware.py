@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.middleware.gzip import GZipMiddleware
 
 
 class ContentSecurityPolicyMiddleware:
@@ -107,3 +108,24 @@ class PublicPageCacheMiddleware:
         what = "\n".join((request.method, request.scheme, request.get_host(), request.get_full_path(),
                           request.META.get("HTTP_ACCEPT", "")))
         return f"comparna:page:{data_version()}:{hashlib.sha256(what.encode()).hexdigest()}"
+
+
+class PublicGZipMiddleware(GZipMiddleware):
+    """Django's gzip compression (issue 37: pages were sent uncompressed), for responses that carry no secret.
+
+    BREACH recovers a secret from the compressed size of responses that hold both the secret and text an
+    attacker can put in the request; compressing public pages only avoids it. A response is sent
+    uncompressed when it holds a CSRF token (the page called Django's ``get_token``, which sets the CSRF
+    cookie: a form), sets any other cookie, or when the visitor is signed in (an owner's or staff's pages).
+    Everything anonymous visitors read — rankings, methods, targets, feeds, the API's JSON — is compressed
+    (docs/operations.md).
+    """
+
+    def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        # a page that holds a CSRF token sets the CSRF cookie (Django's get_token); any cookie set: not public
+        if response.cookies or request.META.get("CSRF_COOKIE_NEEDS_UPDATE"):
+            return response
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated:
+            return response
+        return super().process_response(request, response)

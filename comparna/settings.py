@@ -91,6 +91,8 @@ MIDDLEWARE = [
     # /healthz, /readyz, /metrics for probes on the internal address (no host check, no HTTPS redirect)
     "comparna.ops.middleware.OpsEndpointsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # gzip for anonymous public responses only (BREACH: never a page with a CSRF token or a signed-in one)
+    "comparna.middleware.PublicGZipMiddleware",
     "comparna.middleware.ContentSecurityPolicyMiddleware",
     "comparna.middleware.RejectNulMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

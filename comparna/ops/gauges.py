@@ -78,7 +78,10 @@ def _queue_lengths() -> dict[str, int | None]:
     """Messages waiting in each Celery queue of the broker (None: the broker did not answer)."""
     from celery import current_app
 
-    names = sorted({"default", "predict", "testrun", "families", *_routed_queues(current_app)})
+    from predictors.scheduling import LANES  # the prediction queue's lanes (develop, ...)
+
+    names = sorted({"default", "predict", "testrun", "families", *(lane.queue for lane in LANES),
+                    *_routed_queues(current_app)})
     lengths: dict[str, int | None] = dict.fromkeys(names)
     try:
         with current_app.connection_for_read(transport_options={"socket_connect_timeout": 5}) as conn:

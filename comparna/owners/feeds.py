@@ -9,6 +9,13 @@
   set), linked to the targets.
 
 Rankings hold public methods only, so the feeds never show a development method.
+
+Flat in cost (issue 37): a feed reads each scanned snapshot's ranks from the stored standings
+(:class:`comparna.tallies.models.MethodStanding`, one small row per method and snapshot, kept by the tallies
+refresh) in one query — never a report (about 10 MB each at 100 methods: reading 300 of them made the feed
+take 8-10 s) — and only a snapshot stored since the last refresh has its methods' ranks extracted from its
+report by the database. An entry of a provisional ranking says so, with the reasons its ranking page gives
+(:func:`comparna.services.pages.ranking_status.snapshot_states`).
 """
 
 from __future__ import annotations
@@ -16,14 +23,17 @@ from __future__ import annotations
 import datetime as dt
 
 from django.contrib.syndication.views import Feed
-from django.db.models import Count, Max
+from django.db.models import Count, Max, OuterRef, Q, Subquery
+from django.db.models.fields.json import KeyTransform
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.utils.feedgenerator import Atom1Feed
 from django.utils.html import format_html
 
 from comparna.models import Dataset, RankingSnapshot, Target
-from comparna.owners.notifications import previous_snapshot, rank_changes
+from comparna.services.pages.common import report_value
+from comparna.services.pages.ranking_status import snapshot_states
+from comparna.tallies.models import MethodStanding
 from predictors.models import Method
 
 MAX_ENTRIES = 30
@@ -51,13 +61,29 @@ class RankingChangesFeed(Feed):
         return changes
 
     def items(self) -> list[tuple[RankingSnapshot, list[dict]]]:
+        previous = (
+            RankingSnapshot.objects.filter(subset=OuterRef("subset"), definition=OuterRef("definition"))
+            .filter(Q(computed_at__lt=OuterRef("computed_at"))
+                    | Q(computed_at=OuterRef("computed_at"), pk__lt=OuterRef("pk")))
+            .order_by("-computed_at", "-pk")
+            .values("pk")[:1]
+        )
+        snaps = list(
+            self.snapshots().defer("report", "inputs")
+            .annotate(previous_pk=Subquery(previous), n_targets=KeyTransform("targets", "inputs"))[:SCAN]
+        )
+        ranks = stored_ranks({s.pk for s in snaps} | {s.previous_pk for s in snaps if s.previous_pk})
         out = []
-        for snap in self.snapshots()[:SCAN]:
-            changes = self.keep(rank_changes(snap, previous_snapshot(snap)))
+        for snap in snaps:
+            after = ranks[snap.pk]
+            changes = self.keep(changes_between(ranks.get(snap.previous_pk, {}), after))
             if changes:
                 out.append((snap, changes))
             if len(out) >= MAX_ENTRIES:
                 break
+        states = snapshot_states([snap for snap, _ in out])
+        for snap, _ in out:
+            snap.state = states[snap.pk]
         return out
 
     def item_title(self, item) -> str:
@@ -66,7 +92,8 @@ class RankingChangesFeed(Feed):
             f"{c['method']} {c['from'] if c['from'] is not None else 'new'}→{c['to']}" for c in changes[:4]
         )
         more = f" and {len(changes) - 4} more" if len(changes) > 4 else ""
-        return f"{snap.dataset.name} / {snap.subset.name} / {snap.definition}: {moved}{more}"
+        mark = "" if snap.state["settled"] else " (provisional)"
+        return f"{snap.dataset.name} / {snap.subset.name} / {snap.definition}{mark}: {moved}{more}"
 
     def item_description(self, item) -> str:
         snap, changes = item
@@ -81,8 +108,16 @@ class RankingChangesFeed(Feed):
             )
             for c in changes
         )
-        targets = snap.inputs.get("targets", "?")
-        return f"<p>Ranking of {snap.computed_at:%Y-%m-%d %H:%M} UTC on {targets} targets.</p><ul>{rows}</ul>"
+        targets = snap.n_targets if snap.n_targets is not None else "?"
+        state = snap.state
+        said = format_html(
+            "<p><strong>{}</strong>{}{}</p>",
+            "Settled" if state["settled"] else "Provisional",
+            ": " + "; ".join(state["reasons"]) if state["reasons"] else "",
+            "" if state["settled"] else ". Ranks and scores can still change.",
+        )
+        return (f"<p>Ranking of {snap.computed_at:%Y-%m-%d %H:%M} UTC on {targets} targets.</p>{said}"
+                f"<ul>{rows}</ul>")
 
     def item_link(self, item) -> str:
         snap, _ = item
@@ -99,6 +134,33 @@ class RankingChangesFeed(Feed):
 
     def item_pubdate(self, item) -> dt.datetime:
         return item[0].computed_at
+
+
+def stored_ranks(pks) -> dict[int, dict[str, int | None]]:
+    """``{snapshot pk: {method: rank in its report}}`` from the stored standings, in one query; a snapshot
+    without standings yet (stored since the last refresh) from its report's methods, extracted by the
+    database (never the whole report)."""
+    ranks: dict[int, dict[str, int | None]] = {pk: {} for pk in pks}
+    found = set()
+    for pk, method, rank in MethodStanding.objects.filter(snapshot__in=list(pks)).values_list(
+        "snapshot_id", "method", "report_rank"
+    ):
+        ranks[pk][method] = rank
+        found.add(pk)
+    for snap in RankingSnapshot.objects.filter(pk__in=set(pks) - found).defer("report", "inputs"):
+        ranks[snap.pk] = {r["method"]: r.get("rank") for r in report_value(snap, "methods") or []}
+    return ranks
+
+
+def changes_between(before: dict[str, int | None], after: dict[str, int | None]) -> list[dict]:
+    """Methods whose rank differs between two rankings' ``{method: rank}`` (new ones included), in the newer
+    ranking's order (:func:`comparna.owners.notifications.rank_changes`, from stored ranks)."""
+    order = sorted(after, key=lambda m: (after[m] is None, after[m] or 0, m.lower()))
+    return [
+        {"method": m, "from": before.get(m), "to": after[m], "of": len(after)}
+        for m in order
+        if before.get(m) != after[m]
+    ]
 
 
 class DatasetRankingChangesFeed(RankingChangesFeed):
