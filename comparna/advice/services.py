@@ -69,7 +69,10 @@ def runnable_versions():
 
 
 def _open_runs() -> int:
-    return AdviceRun.objects.filter(status__in=[Status.QUEUED, Status.RUNNING]).count()
+    """Runs waiting or running, counting each sequence still waiting for its look-up as its top runs."""
+    unfinished = [Status.QUEUED, Status.RUNNING]
+    runs = AdviceRun.objects.filter(status__in=unfinished).count()
+    return runs + TOP_METHODS * AdviceQuery.objects.filter(status__in=unfinished).count()
 
 
 def busy_minutes(open_runs: int) -> int:

@@ -28,7 +28,8 @@ COUNT = "from comparna.advice.models import AdviceRequest; print('REQUESTS', Adv
 @pytest.fixture(scope="module")
 def advice_site(tmp_path_factory):
     static_root = tmp_path_factory.mktemp("advice-static")
-    with production_stack(extra_env={"COMPARNA_STATIC_ROOT": str(static_root)}) as stack:
+    env = {"COMPARNA_STATIC_ROOT": str(static_root), "COMPARNA_ADVICE_MAX_OPEN_RUNS": "3"}
+    with production_stack(extra_env=env) as stack:
         stack.manage("collectstatic", "--noinput", "-v", "0")
         out = stack.manage("shell", "-c", SETUP).stdout
         target = next(line.split()[1] for line in out.splitlines() if line.startswith("TARGET "))
@@ -110,8 +111,20 @@ def test_trna_phe_then_three_sequences_then_bad_inputs(advice_site, browser):
         pg.wait_for_load_state("domcontentloaded")
         assert "at most 20,000 are accepted" in pg.locator("#advice-error").inner_text()
         assert advice_site["stack"].manage("shell", "-c", COUNT).stdout == before
-        # the refused forms are answered 400, which the browser logs; nothing else may be
-        unexpected = [e for e in pg.errors if "status of 400 (Bad Request)" not in e]
+
+        # the queue cap (3 runs here): with no worker, one sequence waits for its three runs; the next
+        # request is told the advisor is busy and when to come back, and nothing of it is stored
+        advice_site["stack"].services["worker-testrun"].stop()
+        _submit(pg, url, TRNA_PHE)
+        assert pg.locator("#advice-status").get_attribute("data-status") == "running"
+        _submit(pg, url, TRNA_PHE)
+        busy = pg.locator("#advice-error").inner_text()
+        assert "The advisor is busy (3 runs waiting); try again in about" in busy
+        after = advice_site["stack"].manage("shell", "-c", COUNT).stdout.split()
+        assert int(after[-1]) == int(before.split()[-1]) + 1
+        # the refused forms are answered 400 or 429, which the browser logs; nothing else may be
+        expected = ("status of 400 (Bad Request)", "status of 429 (Too Many Requests)")
+        unexpected = [e for e in pg.errors if not any(x in e for x in expected)]
         assert not unexpected, unexpected
     finally:
         context.close()
