@@ -326,8 +326,33 @@ RankingRowSerializer = extend_schema_serializer(deprecate_fields=_DEPRECATED)(Ra
 class RobustnessRowSerializer(serializers.Serializer):
     method = serializers.CharField()
     rank = serializers.IntegerField()
+    rank_low = serializers.IntegerField(
+        required=False, help_text="95 % interval of the rank (bootstrap of families); absent before issue 35."
+    )
+    rank_high = serializers.IntegerField(required=False)
     mcc = serializers.FloatField()
     targets = serializers.IntegerField()
+
+
+class DecisionsSerializer(serializers.Serializer):
+    """The share of a subset's pairs decided and why the others are not (SCIENCE.md §5)."""
+
+    pairs = serializers.IntegerField(help_text="M(M-1)/2 pairs of methods.")
+    tested = serializers.IntegerField(help_text="Pairs with at least the minimum of common targets.")
+    won = serializers.IntegerField(help_text="Pairs with a winner.")
+    equal = serializers.IntegerField(help_text="Pairs shown equivalent (90 % interval inside ±delta).")
+    unknown = serializers.IntegerField(help_text="Pairs without a verdict ('?').")
+    share_won = serializers.FloatField(allow_null=True)
+    share_equal = serializers.FloatField(allow_null=True)
+    share_unknown = serializers.FloatField(allow_null=True)
+    reasons = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="Pairs per reason of a '?': few, floor, direction, undecided, open.",
+    )
+    floor = serializers.DictField(
+        allow_null=True,
+        help_text="The subset's floor: families, pairs, floor (P*2/2^C), alpha, fires, families_needed.",
+    )
 
 
 class RankingSnapshotSerializer(serializers.ModelSerializer):
@@ -338,6 +363,8 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
     conventions = serializers.SerializerMethodField()
     protocol = serializers.SerializerMethodField()
     clusters = serializers.SerializerMethodField()
+    decisions = serializers.SerializerMethodField()
+    robustness_n = serializers.SerializerMethodField()
     protocol_2013 = serializers.SerializerMethodField()
 
     class Meta:
@@ -352,6 +379,8 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
             "inputs_hash",
             "protocol",
             "clusters",
+            "decisions",
+            "robustness_n",
             "methods",
             "robustness",
             "conventions",
@@ -368,6 +397,15 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
     @extend_schema_field(serializers.IntegerField(allow_null=True))  # null: a snapshot stored before issue 27
     def get_clusters(self, obj: RankingSnapshot):
         return obj.report.get("clusters")
+
+    @extend_schema_field(DecisionsSerializer(allow_null=True))  # null: a snapshot stored before issue 35
+    def get_decisions(self, obj: RankingSnapshot):
+        return obj.report.get("decisions")
+
+    @extend_schema_field(serializers.DictField(allow_null=True))  # null: a snapshot stored before issue 35
+    def get_robustness_n(self, obj: RankingSnapshot):
+        """Targets, families and resamples behind the robustness ranking and its rank intervals."""
+        return obj.report.get("robustness_n")
 
     @extend_schema_field(serializers.DictField(allow_null=True))  # null: a snapshot stored before issue 27
     def get_protocol_2013(self, obj: RankingSnapshot):
@@ -456,4 +494,26 @@ class VerdictSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Growing datasets (PDB): the group-sequential verdict of the paired t-test (Lan-DeMets "
         "O'Brien-Fleming boundary over the weekly looks); null for static datasets.",
+    )
+    reason = serializers.CharField(
+        allow_null=True,
+        help_text="Why the verdict is '?': few (under the minimum of common targets), floor (the subset's "
+        "families cannot reach alpha), direction (significant, the mean favours the other method), undecided "
+        "or open (neither a win nor an equivalence yet); null otherwise.",
+    )
+    mean_difference = serializers.FloatField(
+        allow_null=True, help_text="Mean per-target MCC of method_a minus method_b on the common targets."
+    )
+    mean_interval = serializers.DictField(
+        child=serializers.FloatField(), allow_null=True,
+        help_text="Its family-clustered 90 % interval (low, high): '=' when inside ±delta.",
+    )
+    hodges_lehmann = serializers.DictField(
+        child=serializers.FloatField(), allow_null=True,
+        help_text="Hodges-Lehmann shift of the per-target differences with its 95 % family-clustered "
+        "interval (estimate, low, high).",
+    )
+    to_decide = serializers.DictField(
+        child=serializers.IntegerField(), allow_null=True,
+        help_text="For an open '?': about how many more targets and families would decide it.",
     )

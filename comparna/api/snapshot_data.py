@@ -25,10 +25,19 @@ def pair_extras(report: dict, a: str, b: str) -> dict:
         low, high = sign * eq["low"], sign * eq["high"]
         difference = {"estimate": sign * eq["estimate"], "low": min(low, high), "high": max(low, high),
                       "delta": stats.get("delta")}
+    # the target-level verdict's reason and effect sizes (issue 35; absent from older snapshots: null)
+    interval = report.get("mean_interval", {}).get(a, {}).get(b)
+    shift = report.get("hodges_lehmann", {}).get(a, {}).get(b)
+    more = report.get("to_decide", {}).get(a, {}).get(b)
     return {
         "equivalence": eq["verdict"] if eq else None,
         "mcc_difference": difference,
         "sequential_verdict": seq["verdict"] if seq else None,
+        "reason": report.get("verdict_reasons", {}).get(a, {}).get(b) or None,
+        "mean_difference": report.get("mean_difference", {}).get(a, {}).get(b),
+        "mean_interval": {"low": interval[0], "high": interval[1]} if interval else None,
+        "hodges_lehmann": {"estimate": shift[0], "low": shift[1], "high": shift[2]} if shift else None,
+        "to_decide": {"targets": more[0], "families": more[1]} if more else None,
     }
 
 

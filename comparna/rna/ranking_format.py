@@ -8,6 +8,49 @@ from collections.abc import Mapping, Sequence
 from comparna.rna import thresholds
 from comparna.rna.ranking_report import protocol_view
 
+#: What each reason of a "?" means (SCIENCE.md §5), for pages, the API and the text report.
+REASON_TEXT = {
+    "few": f"fewer than {thresholds.MIN_COMMON} common targets",
+    "floor": "the subset has too few families for any family-level verdict (its floor)",
+    "direction": "significant, but the mean difference favours the other method (one better on most "
+    "targets, the other better on average)",
+    "undecided": "the exact p-value could not be placed on one side of its threshold",
+    "open": "neither a win nor an equivalence yet: more targets or families would decide it",
+}
+
+
+def floor_sentence(floor: Mapping | None) -> str | None:
+    """The subset floor said once: why no family-level verdict is possible (None when it does not fire)."""
+    if not floor or not floor.get("fires"):
+        return None
+    return (
+        f"No family-level verdict is possible here: with {floor['families']} families and {floor['pairs']} "
+        f"tested pairs the smallest Holm-adjusted p-value is {floor['pairs']}·2/2^{floor['families']} = "
+        f"{floor['floor']:.2g}, not below α = {floor['alpha']:g}; {floor['families_needed']} families would "
+        "be needed."
+    )
+
+
+def describe_decisions(decisions: Mapping | None) -> dict | None:
+    """:func:`comparna.rna.ranking_report.decision_summary` in words: ``{"summary", "floor", "reasons":
+    [{"reason", "pairs", "text"}]}`` (None for a report stored before issue 35)."""
+    if not decisions:
+        return None
+    pairs = decisions["pairs"]
+
+    def part(count: int) -> str:
+        return f"{count} ({count / pairs:.0%})" if pairs else str(count)
+
+    summary = (
+        f"{pairs} pair{'' if pairs == 1 else 's'}: {part(decisions['won'])} won, "
+        f"{part(decisions['equal'])} equivalent, {part(decisions['unknown'])} undecided"
+    )
+    reasons = [
+        {"reason": code, "pairs": count, "text": REASON_TEXT.get(code, code)}
+        for code, count in decisions.get("reasons", {}).items()
+    ]
+    return {"summary": summary, "floor": floor_sentence(decisions.get("floor")), "reasons": reasons}
+
 
 def format_report(report: Mapping) -> str:
     """A plain-text table of a :func:`ranking_report` view (ranks with their interval, W/L/D/?, the MCC on
@@ -24,13 +67,21 @@ def format_report(report: Mapping) -> str:
         )
     else:
         lines.append(f"  families (clusters): {report.get('clusters')}")
+        described = describe_decisions(report.get("decisions"))
+        if described:
+            lines.append(f"  decided: {described['summary']}")
+            if described["floor"]:
+                lines.append(f"  {described['floor']}")
+            for entry in described["reasons"]:
+                lines.append(f"    ? {entry['pairs']:>4}  {entry['reason']}: {entry['text']}")
     head = f"{'rank':>4}  {'95% int':>7}  " if target_view else f"{'rank':>4}  "
     tail = (
         f"{'MCC':>6} {'n':>5}  (mean per-target MCC on the targets that decided the order)"
         if target_view
         else f"{'MCC':>6}  targets"
     )
-    lines.append(f"{head}{'method':<{width}}  {'wins':>4} {'loss':>4} {'draw':>4} {'?':>4}  {tail}")
+    net = f"{'net':>4} " if target_view else ""
+    lines.append(f"{head}{'method':<{width}}  {net}{'wins':>4} {'loss':>4} {'draw':>4} {'?':>4}  {tail}")
     for row in report["methods"]:
         start = f"{row['rank']:>4}  "
         if target_view:
@@ -41,15 +92,16 @@ def format_report(report: Mapping) -> str:
             metric = f"{value:>6.3f} {n:>5}" if value is not None else f"{'-':>6} {0:>5}"
         else:
             metric = f"{row['mcc']:>6.3f}  {row['targets']}"
+        net = f"{row['wins'] - row['losses']:>4} " if target_view else ""
         lines.append(
-            f"{start}{row['method']:<{width}}  {row['wins']:>4} {row['losses']:>4} "
+            f"{start}{row['method']:<{width}}  {net}{row['wins']:>4} {row['losses']:>4} "
             f"{row['draws']:>4} {row['unknown']:>4}  {metric}"
         )
     lines.append("")
     if target_view:
         lines.append(
-            "verdicts (row vs column: + row wins, - row loses, = draw, ? under 10 common targets or too few "
-            "to detect the margin)"
+            "verdicts (row vs column: + row wins, - row loses, = equivalent within "
+            f"±{thresholds.EQUIVALENCE_DELTA:g} MCC, ? undecided: see the reasons above)"
         )
     else:
         lines.append("verdicts (row vs column: + row wins, - row loses, = draw, ? under 10 common targets)")
@@ -60,9 +112,15 @@ def format_report(report: Mapping) -> str:
         lines.append(f"{abbrev[i]:>3}  {a:<{width}} " + " ".join(cells))
     if report.get("robustness"):
         lines.append("")
-        lines.append("robustness ranking (missing predictions = no base pairs)")
+        n = report.get("robustness_n") or {}
+        lines.append(
+            "robustness ranking (missing predictions = no base pairs; pooled MCC"
+            + (f" over {n['targets']} targets in {n['clusters']} families" if n else "") + ")"
+        )
         for row in report["robustness"]:
-            lines.append(f"{row['rank']:>4}  {row['method']:<{width}}  {row['mcc']:>6.3f}  {row['targets']}")
+            interval = f"{row.get('rank_low', row['rank'])}-{row.get('rank_high', row['rank'])}"
+            name = f"{row['method']:<{width}}"
+            lines.append(f"{row['rank']:>4}  {interval:>7}  {name}  {row['mcc']:>6.3f}  {row['targets']}")
     lines.append("")
     lines.append(f"seed {report['seed']}")
     return "\n".join(lines)

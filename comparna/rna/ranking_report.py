@@ -122,6 +122,7 @@ def ranking_report(
     rank_resamples: int = thresholds.RANK_RESAMPLES,
     with_2013: bool = True,
     effects: bool = True,
+    robustness: bool = True,
 ) -> dict:
     """Run the target-level pairwise verdicts, the rank intervals, the robustness ranking and (labelled) the
     CompaRNA 2013 protocol; return the JSON-ready report of ``rank --counts``.
@@ -136,6 +137,8 @@ def ranking_report(
         of the method's tie).
     effects : bool
         Compute the Hodges–Lehmann shifts beside the verdicts.
+    robustness : bool
+        Compute the robustness ranking (the nightly job computes it itself, on the finished targets).
 
     Returns
     -------
@@ -199,6 +202,8 @@ def ranking_report(
     }
     if with_2013:
         report["protocol_2013"] = protocol_2013_report(table, seed=seed)
+    if not robustness:
+        return report
     try:
         filled = robustness_counts(table)
     except ValueError as error:

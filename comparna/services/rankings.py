@@ -22,7 +22,8 @@ from comparna.rna.ranking import (
     CountsTable,
     protocol_2013_report,
     ranking_report,
-    robustness_ranking,
+    robustness_counts,
+    robustness_report,
 )
 from comparna.rna.shared_draws import cluster_bootstrap_means_many
 from comparna.rna.statistics import CONFIDENCE, RESAMPLES, bootstrap_ci_mean
@@ -346,29 +347,23 @@ def compute_report(
         clustered = pool.submit(clustered_intervals, table, seed=seed, clusters=codes) if codes else None
         intervals = [pool.submit(method_intervals, table, i, seed=seed) for i in range(len(table.methods))]
         if table.methods:
-            report = ranking_report(table, seed=seed, clusters=clusters, with_2013=False)
-            # where ranking_report puts it (before the robustness ranking)
-            at = list(report).index("robustness") if "robustness" in report else len(report)
-            items = list(report.items())
-            report = dict(items[:at] + [("protocol_2013", view_2013.result())] + items[at:])
+            report = ranking_report(table, seed=seed, clusters=clusters, with_2013=False, robustness=False)
+            report["protocol_2013"] = view_2013.result()  # before the robustness ranking, added below
         else:
             report = empty_report(seed=seed)
         if table.methods:
             keep = np.ones(len(table.targets), dtype=bool) if finished is None else finished.all(axis=0)
-            robust = robustness_ranking(
-                table.select_targets(keep),
+            kept = table.select_targets(keep)
+            filled = robustness_counts(
+                kept,
                 reference_pairs=np.array(identity["reference_pairs"], dtype=np.int64)[keep],
                 candidate_pairs=np.array(identity["candidate_pairs"], dtype=np.int64)[keep],
             )
-            report["robustness"] = sorted(
-                (
-                    {"method": m, "rank": int(r), "mcc": float(x), "targets": int(c)}
-                    for m, r, x, c in zip(
-                        robust.methods, robust.ranks, robust.mcc, robust.coverage, strict=True
-                    )
-                ),
-                key=lambda row: (row["rank"], row["method"]),
-            )
+            # pooled MCC with its n and a family-bootstrap interval of each rank (issue 35)
+            report.update(robustness_report(
+                kept.methods, filled, kept.present.sum(axis=1), seed=seed,
+                clusters=[c for c, k in zip(clusters, keep, strict=True) if k] if clusters else None,
+            ))
             report.pop("robustness_error", None)
         if stats is not None:
             # beside CompaRNA's verdicts: paired t statistics (the looks of a sequential dataset) and the

@@ -18,6 +18,7 @@ from django.views.generic import TemplateView
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.params import ascii_int
 from comparna.rna import thresholds
+from comparna.rna.ranking_format import describe_decisions
 from comparna.services.pages.common import (
     cache_get,
     cached,
@@ -193,8 +194,9 @@ class SubsetRankingView(View):
         def render() -> str:
             # the report's parts it shows, never the whole report (about 10 MB at 100 methods, issue 28)
             view, shown = snapshot_protocol(snap, protocol)
-            robustness, robustness_targets, clusters, common_targets = report_values(
-                snap, ("robustness",), ("robustness_targets",), ("clusters",), ("common_targets_ranked",))
+            robustness, robustness_targets, clusters, common_targets, decisions, robustness_n = report_values(
+                snap, ("robustness",), ("robustness_targets",), ("clusters",), ("common_targets_ranked",),
+                ("decisions",), ("robustness_n",))
             all_rows = ranking_rows(snap, shown)
             rows = with_compare_links(ranked_rows(all_rows))
             others = list(
@@ -230,6 +232,10 @@ class SubsetRankingView(View):
                     "protocol_asked": protocol,
                     "protocol_label": view.get("protocol_label"),
                     "clusters": clusters,
+                    # the share of pairs decided and why the rest are not (issue 35; None before it)
+                    "decisions": describe_decisions(decisions) if shown == "target" else None,
+                    "decision_counts": decisions if shown == "target" else None,
+                    "robustness_n": robustness_n,
                     "thresholds": thresholds,
                     "conventions": view.get("conventions", {}),
                     "explicit_snapshot": explicit,
@@ -261,8 +267,8 @@ COLUMNS = [
     (
         "rank",
         "Rank (95 % interval)",
-        "Competition rank by the number of pairwise wins (ties share a rank); in brackets the 95 % interval "
-        "of the rank over a bootstrap of families",
+        "Competition rank by net wins (wins − losses; ties share a rank and are listed by mean MCC); in "
+        "brackets the 95 % interval of the rank over a bootstrap of families, with the same test and rule",
         True,
     ),
     ("method", "Method", "", False),
@@ -277,15 +283,15 @@ COLUMNS = [
     (
         "draws",
         "Draws",
-        f"No significant difference, and the pair could have detected {thresholds.VERDICT_MARGIN:g} MCC "
-        f"(power ≥ {thresholds.VERDICT_POWER:g})",
+        f"Equivalent: the family-clustered 90 % interval of the mean per-target MCC difference lies inside "
+        f"±{thresholds.EQUIVALENCE_DELTA:g} MCC",
         True,
     ),
     (
         "unknown",
         "?",
-        f"No verdict: fewer than {thresholds.MIN_COMMON} common targets, or too few targets / families to "
-        f"detect {thresholds.VERDICT_MARGIN:g} MCC",
+        f"No verdict: fewer than {thresholds.MIN_COMMON} common targets, too few families for any verdict, "
+        "the test and the mean disagree, or neither a win nor an equivalence yet",
         True,
     ),
     (
