@@ -267,7 +267,7 @@ CELERY_BEAT_SCHEDULE = collect_schedules()
 # Admin test runs (queue "testrun", consumed by the predict workers): wall-clock cap and when a test run
 # that no worker finished is shown as lost.
 TEST_RUN_TIME_LIMIT_S = min(float(os.environ.get("COMPARNA_TEST_RUN_LIMIT_S", "60")), 600.0)
-# The advisor (/advice/, issue 40): requests per address per window, per hour in all, and runs waiting at most.
+# The advisor (/advice/, issue 40): requests per address per window, per hour in all; runs waiting at most.
 ADVICE_PER_ADDRESS = int(os.environ.get("COMPARNA_ADVICE_PER_ADDRESS", "10"))
 ADVICE_PER_ADDRESS_WINDOW_S = int(os.environ.get("COMPARNA_ADVICE_PER_ADDRESS_WINDOW_S", "3600"))
 ADVICE_PER_HOUR = int(os.environ.get("COMPARNA_ADVICE_PER_HOUR", "300"))
