@@ -139,6 +139,8 @@ def _two_hosts_run(work: Path, slice_dir: Path) -> None:
                 "COMPARNA_DATA_DIR": str(work / "a-data"),
                 "COMPARNA_RANKING_INTERVAL_S": "5",
                 "COMPARNA_JOBS_DIR": str(work / "a-jobs"),
+                # /readyz's details go to the metrics allow-list only (issue 36): the probe comes from ip_a
+                "COMPARNA_METRICS_ALLOWED_NETWORKS": f"127.0.0.0/8,{ip_a}/32",
             }
             env_b = {
                 **common,
