@@ -1,10 +1,26 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import APIRootView, DefaultRouter
 
 from comparna.api import views
 
-router = DefaultRouter()
+
+class CompaRNARootView(APIRootView):
+    """CompaRNA's API: datasets, targets, methods, predictions, scores and ranking snapshots, read-only. The
+    schema is at /api/schema/ and its documentation at /api/docs/."""
+
+    def get_view_name(self) -> str:
+        return "CompaRNA API"
+
+
+class CompaRNARouter(DefaultRouter):
+    """The router whose root page describes the API (DRF's own root view describes itself as
+    "The default basic root view for DefaultRouter")."""
+
+    APIRootView = CompaRNARootView
+
+
+router = CompaRNARouter()
 router.register("datasets", views.DatasetViewSet, basename="api-dataset")
 router.register("targets", views.TargetViewSet, basename="api-target")
 router.register("methods", views.MethodViewSet, basename="api-method")

@@ -43,3 +43,15 @@ def program_label(program: object) -> str:
 @register.filter(name="program")
 def program(text: object) -> str:
     return program_label(text)
+
+
+@register.filter(name="status_label")
+def status_label(value: object) -> str:
+    """A prediction state in words (``too_long`` → ``too long``), never the stored code."""
+    from predictors.models import Prediction
+
+    text = "" if value is None else str(value)
+    try:
+        return str(Prediction.Status(text).label)
+    except ValueError:
+        return text.replace("_", " ")

@@ -19,7 +19,9 @@ from comparna.services.pages.comparison import (
     per_target_rows,
     ready_comparison,
 )
+from comparna.services.pages.figures import overview_figure
 from comparna.services.pages.ranking_status import ranking_live
+from comparna.services.pages.rankings import ranked_rows, ranking_rows
 from comparna.views.rankings import find_snapshot
 from predictors.models import Method
 
@@ -67,6 +69,10 @@ class MethodComparisonView(TemplateView):
             per_target=per_target_rows(comp.rows) if comp is not None else [],
             expected_common=expected_common(snap, a.name, b.name),
             state=ranking_live(snap)["state"] if comp is not None else None,
+            # the subset's PPV–sensitivity overview from the stored rows, the two methods highlighted
+            overview_json=overview_figure(ranked_rows(ranking_rows(snap)), highlight=(a.name, b.name))
+            if comp is not None
+            else None,
             fp_kinds=[
                 (
                     "fp_inconsistent",

@@ -26,6 +26,7 @@ from comparna.services.pages.common import (
     report_values,
 )
 from comparna.services.pages.dataset_groups import dataset_group, grouped
+from comparna.services.pages.figures import overview_figure
 from comparna.services.pages.rank_history import subset_history
 from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.rankings import (
@@ -114,9 +115,17 @@ class RankingIndexView(TemplateView):
         ctx["datasets"] = datasets
         return ctx
 
+        ctx["min_common"] = thresholds.MIN_COMMON
 
 class DatasetRankingView(View):
     """All subsets of one dataset on one page (compact tables), with links to the full subset pages."""
+def cannot_be_ranked(dataset: Dataset, n_targets: int | None) -> bool:
+    """A subset of a static dataset with fewer targets than a verdict needs (issue 37: ArchiveII's
+    "Pseudoknotted, short" has 1): it never gets a win, loss or draw, so it is marked rather than shown
+    as a ranking. A PDB subset grows every week and may reach the number."""
+    return dataset.kind == Dataset.Kind.STATIC and (n_targets or 0) < thresholds.MIN_COMMON
+
+
 
     template_name = "comparna/rankings.html"
 
@@ -143,6 +152,7 @@ class DatasetRankingView(View):
                     state = live.get(snap.pk) if snap else None
                     sections.append(
                         {
+                    n_targets = state["n_targets"] if state else subset.targets.count()
                             "subset": subset,
                             "definition": definition,
                             "snapshot": snap,
@@ -151,7 +161,8 @@ class DatasetRankingView(View):
                             "rows_total": len(rows),
                             "more": len(rows) > OVERVIEW_ROWS,
                             "live": state,
-                            "n_targets": state["n_targets"] if state else subset.targets.count(),
+                            "n_targets": n_targets,
+                            "unrankable": cannot_be_ranked(dataset, n_targets),
                             "dataset_version": state["dataset_version"] if state else None,
                             "common_targets_ranked": state["common_targets_ranked"] if state else None,
                             "summary": None
@@ -214,12 +225,14 @@ class SubsetRankingView(View):
                     "snapshot": snap,
                     "rows": sort_and_filter(rows, sort=sort, direction=direction, kind=kind),
                     "n_all": len(rows),
+                    "unrankable": cannot_be_ranked(snap.dataset, snap.n_targets),
                     "sort": sort,
                     "dir": direction,
                     "kind": kind,
                     "has_comparative": any(r["comparative"] for r in rows),
                     "history": (history := subset_history(snap)),
                     "history_json": history["figure"],
+                    "overview_json": overview_figure(rows),
                     "others": others,
                     "siblings": siblings,
                     "robustness": robustness or [],

@@ -73,6 +73,28 @@
     if (button) button.hidden = true;
   }
 
+  /* On a narrow screen (a phone) a legend beside the plot would cover it or squeeze it to a sliver: it goes
+     below the plot instead, in rows, and the figure grows by the legend's height so the plot keeps its size
+     (issue 37: the rank history's legend covered the plot at 390 px). */
+  function legendBelowWhenNarrow(div, figure) {
+    var layout = figure.layout || (figure.layout = {});
+    if (div.clientWidth >= 600 || layout.showlegend === false) return;
+    if (layout.legend && layout.legend.orientation === "h") return;
+    var entries = (figure.data || []).filter(function (t) { return t.showlegend !== false; }).length;
+    if (entries < 2) return;
+    var perRow = Math.max(1, Math.floor(div.clientWidth / 125));
+    var extra = 22 * Math.ceil(entries / perRow) + 30;
+    layout.legend = Object.assign({}, layout.legend || {}, {
+      orientation: "h", x: 0, xanchor: "left", y: -0.12, yanchor: "top", entrywidth: 115, font: {size: 10}
+    });
+    var margin = layout.margin || (layout.margin = {});
+    margin.b = (margin.b || 40) + extra;
+    margin.r = Math.min(margin.r || 20, 20);
+    layout.height = (layout.height || 450) + extra;
+    // the y of a legend below is in units of the plot's height: place it just under the x axis title
+    layout.legend.y = -((margin.b - extra) / (layout.height - margin.b - (margin.t || 20)));
+  }
+
   function initCharts() {
     var charts = document.querySelectorAll("[data-figure]");
     if (!charts.length) return;
@@ -81,6 +103,7 @@
       var source = document.getElementById(div.getAttribute("data-figure") + "-json");
       if (!source) return;
       var figure = JSON.parse(source.textContent);
+      legendBelowWhenNarrow(div, figure);
       window.Plotly.newPlot(div, figure.data, figure.layout, {responsive: true, displaylogo: false})
         .then(function () {
           div.classList.add("rendered");

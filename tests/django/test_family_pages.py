@@ -29,7 +29,7 @@ def test_family_page_shows_each_methods_mean_per_family(archiveii, methods):  # 
     html = page.content.decode()
     # issue 29: the heat map is a grid with sticky axes (a method per row, a family per column)
     grid = re.search(r'class="data compact grid heat" id="family-heatmap">(.*?)</table>', html, re.S).group(1)
-    families = re.findall(r'<th class="num" scope="col" title="([^"]+): \d+ targets">', grid)
+    families = re.findall(r'<th class="num" scope="col" title="([^"]+): \d+ targets?">', grid)
     rows = dict(re.findall(r'<tr data-method="([^"]+)">(.*?)</tr>', grid, re.S))
     assert set(rows) == set(methods) and "tRNA" in families
     # issue 27: the page says whether its figures can still change (every prediction here is finished)
@@ -38,10 +38,12 @@ def test_family_page_shows_each_methods_mean_per_family(archiveii, methods):  # 
     mccs = list(Score.objects.filter(prediction__method_version=methods["TrainedOnTRNA"],
                                      prediction__target__family="tRNA").values_list("mcc", flat=True))
     cells = re.findall(r'<td class="num heat-[^"]+"(?: style="background:(#[0-9A-F]{6});color:#[0-9A-F]{6}")?'
-                       r' title="([^"]+)">', rows["TrainedOnTRNA"])
-    colour, title = cells[families.index("tRNA")]
+                       r' title="([^"]+)"(?: data-n="(\d+)")?>', rows["TrainedOnTRNA"])
+    colour, title, n = cells[families.index("tRNA")]
     assert f"mean MCC {np.mean(mccs):.3f} [" in title and f"n = {len(mccs)}" in title
-    assert colour == heat_colour(np.mean(mccs))[0] and len(cells) == len(families)
+    # issue 37: the cell shows its n and fades with small n
+    assert n == str(len(mccs)) and colour == heat_colour(np.mean(mccs), len(mccs))[0]
+    assert len(cells) == len(families)
     assert f"{np.mean(mccs):.3f}" in _cell(html, "TrainedOnTRNA")
     # ArchiveII's family subsets are linked as rankings of the family
     assert f"/rankings/{archiveii.slug}/family-trna/extended/" in html

@@ -148,13 +148,36 @@ def family_ranking(data: dict, family: str) -> dict | None:
 VIRIDIS = ("#440154", "#472D7B", "#3B528B", "#2C728E", "#21918C", "#28AE80", "#5EC962", "#ADDC30", "#FDE725")
 
 
-def heat_colour(value: float) -> tuple[str, str]:
-    """Background and text colour of a heat-map cell of mean MCC ``value`` (clamped to [0, 1])."""
+#: A cell's colour is full strength from this many targets on, and fades towards white below it (issue 37:
+#: an n = 1 cell was coloured like an n = 392 one).
+HEAT_FULL_N = 30
+#: The strength of an n = 1 cell (it stays visible, but reads as tentative).
+HEAT_MIN_STRENGTH = 0.2
+
+
+def heat_strength(n: int | None) -> float:
+    """How strongly a cell of ``n`` targets is coloured: 1 from :data:`HEAT_FULL_N` targets on, down to
+    :data:`HEAT_MIN_STRENGTH` at n = 1, growing with the square root of n (as the interval narrows)."""
+    if n is None or n >= HEAT_FULL_N:
+        return 1.0
+    n = max(1, int(n))
+    scale = (n**0.5 - 1) / (HEAT_FULL_N**0.5 - 1)
+    return HEAT_MIN_STRENGTH + (1 - HEAT_MIN_STRENGTH) * scale
+
+
+def heat_colour(value: float, n: int | None = None) -> tuple[str, str]:
+    """Background and text colour of a heat-map cell of mean MCC ``value`` (clamped to [0, 1]) on ``n``
+    targets (faded towards white for small n: :func:`heat_strength`; None: full strength)."""
     x = min(1.0, max(0.0, float(value))) * (len(VIRIDIS) - 1)
     k = min(int(x), len(VIRIDIS) - 2)
     a, b = VIRIDIS[k], VIRIDIS[k + 1]
+    strength = heat_strength(n)
     rgb = [
-        round(int(a[i : i + 2], 16) + (x - k) * (int(b[i : i + 2], 16) - int(a[i : i + 2], 16)))
+        round(
+            255
+            + strength
+            * (int(a[i : i + 2], 16) + (x - k) * (int(b[i : i + 2], 16) - int(a[i : i + 2], 16)) - 255)
+        )
         for i in (1, 3, 5)
     ]
     luminance = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]
@@ -163,8 +186,9 @@ def heat_colour(value: float) -> tuple[str, str]:
 
 def heat_grid(data: dict) -> dict:
     """The heat map as a table: a row per method, a column per family, each cell its mean MCC coloured on
-    the viridis scale with its CI and n in the cell's title (an HTML grid rather than a chart, so its axes
-    stay in sight while it scrolls and its labels are never clipped)."""
+    the viridis scale, faded for few targets, with its n in the cell and its CI in the cell's title (an
+    HTML grid rather than a chart, so its axes stay in sight while it scrolls and its labels are never
+    clipped)."""
     rows = []
     for m in data["methods"]:
         cells = []
@@ -172,10 +196,12 @@ def heat_grid(data: dict) -> dict:
             if c is None:
                 cells.append(None)
                 continue
-            bg, fg = heat_colour(c["mean"])
+            bg, fg = heat_colour(c["mean"], c["n"])
             cells.append(
                 {
                     "mean": c["mean"],
+                    "n": c["n"],
+                    "small": c["n"] < HEAT_FULL_N,
                     "bg": bg,
                     "fg": fg,
                     "title": f"{m['method']} · {f['label']}: mean MCC {c['mean']:.3f} "
@@ -184,7 +210,10 @@ def heat_grid(data: dict) -> dict:
             )
         rows.append({"method": m["method"], "pk": m["pk"], "cells": cells})
     legend = [{"value": v / 4, "bg": heat_colour(v / 4)[0], "fg": heat_colour(v / 4)[1]} for v in range(5)]
-    return {"rows": rows, "legend": legend}
+    faded = [
+        {"n": n, "bg": heat_colour(0.75, n)[0], "fg": heat_colour(0.75, n)[1]} for n in (1, 5, HEAT_FULL_N)
+    ]
+    return {"rows": rows, "legend": legend, "faded": faded, "full_n": HEAT_FULL_N}
 
 
 def _readable_declaration(declaration: dict, names: dict[str, str]) -> dict:

@@ -95,6 +95,52 @@ def rank_history_figure(
     return json_for_script({"data": traces, "layout": layout})
 
 
+def overview_figure(rows: Sequence[dict], *, highlight: Sequence[str] = ()) -> str | None:
+    """Plotly JSON of the PPV–sensitivity overview (CompaRNA 2013's summary plot): a point per method at
+    its mean per-target sensitivity and PPV on the common targets, with both 95 % intervals as error bars
+    and n in the hover; ``rows`` carry ``"overview"`` (:func:`comparna.rna.overview.overview_point`) in
+    rank order. With ``highlight`` (a comparison's two methods) the others are drawn faint. None when no
+    row has a point (rows stored before the overview existed). Plain JSON, like the rank history."""
+    traces = []
+    for k, row in enumerate(r for r in rows if r.get("overview")):
+        point, style = row["overview"], series_style(k)
+        sens, ppv = point["sensitivity"], point["ppv"]
+        faint = bool(highlight) and row["method"] not in highlight
+        highlight_size = 12 if highlight and not faint else 9
+        colour = "#BBBBBB" if faint else style["color"]
+        traces.append({
+            "type": "scatter",
+            "mode": "markers",
+            "name": row["method"],
+            "x": rounded([sens["mean"]]),
+            "y": rounded([ppv["mean"]]),
+            "error_x": {"type": "data", "symmetric": False, "color": colour, "thickness": 1,
+                        "array": rounded([sens["high"] - sens["mean"]]),
+                        "arrayminus": rounded([sens["mean"] - sens["low"]])},
+            "error_y": {"type": "data", "symmetric": False, "color": colour, "thickness": 1,
+                        "array": rounded([ppv["high"] - ppv["mean"]]),
+                        "arrayminus": rounded([ppv["mean"] - ppv["low"]])},
+            "marker": {"color": colour, "symbol": style["symbol"], "size": highlight_size},
+            "customdata": [[round(sens["low"], 3), round(sens["high"], 3), round(ppv["low"], 3),
+                            round(ppv["high"], 3), point["n"]]],
+            "hovertemplate": "sensitivity %{x:.3f} [%{customdata[0]:.3f}, %{customdata[1]:.3f}]<br>"
+            "PPV %{y:.3f} [%{customdata[2]:.3f}, %{customdata[3]:.3f}]<br>n = %{customdata[4]} targets"
+            "<extra>" + html.escape(row["method"]) + "</extra>",
+        })
+    if not traces:
+        return None
+    layout = {
+        "height": 460,
+        "margin": {"l": 55, "r": 20, "t": 20, "b": 50},
+        "xaxis": {"title": {"text": "mean sensitivity (95 % CI)"}, "range": [-0.02, 1.02]},
+        "yaxis": {"title": {"text": "mean PPV (95 % CI)"}, "range": [-0.02, 1.02]},
+        "template": template_json("plotly_white"),
+        "legend": {"font": {"size": 11}},
+        "hovermode": "closest",
+    }
+    return json_for_script({"data": traces, "layout": layout})
+
+
 def method_rank_figure(lines: dict[str, list[tuple[str, int]]]) -> str:
     """Plotly JSON: a method's rank over time, one line per ``label -> [(ISO date, rank), ...]``.
 

@@ -7,12 +7,14 @@ import io
 import json
 from collections import defaultdict
 
+import numpy as np
 from django.db.models import Func, IntegerField
 from django.db.models.fields.json import KeyTextTransform, KeyTransform
 
 from comparna.csv_cells import safe_writer
 from comparna.models import Dataset, RankingSnapshot, Subset
 from comparna.rna import thresholds
+from comparna.rna.overview import overview_point
 from comparna.rna.ranking import protocol_view
 from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services.pages.common import (
@@ -85,6 +87,8 @@ def ranking_rows(
         names = [row["method"] for row in view.get("methods", [])]
         per_method: dict[str, list[float]] = defaultdict(list)
         per_method_targets: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        # (sensitivity, PPV) per target: the PPV–sensitivity overview
+        per_method_sp: dict[str, list[tuple[float, float]]] = defaultdict(list)
         # the snapshot's own scores on its common targets (the same RNAs for every ranked method) when it
         # stores them; older snapshots: the current scores
         common = common_targets(snapshot.report)
@@ -96,6 +100,7 @@ def ranking_rows(
                 continue
             per_method[s.method].append(s.mcc)
             per_method_targets[s.method].append((s.target_id, s.source_id))
+            per_method_sp[s.method].append((s.sensitivity, s.ppv))
         labels = cluster_labels({t for targets in per_method_targets.values() for t in targets})
         rows = []
         for row in view.get("methods", []):
@@ -107,7 +112,11 @@ def ranking_rows(
                 clusters = [labels[t] for t, _ in per_method_targets[row["method"]]]
                 cci = bootstrap_ci_mean(values, seed=snapshot.seed, clusters=clusters)
                 mean_mcc.update(clustered_low=cci.low, clustered_high=cci.high, clusters=len(set(clusters)))
-            rows.append({**row, **info, "mean_mcc": mean_mcc, **ranked_fields(snapshot, row)})
+            sp = np.asarray(per_method_sp.get(row["method"], []), dtype=np.float64).reshape(-1, 2)
+            overview = overview_point(sp[:, 0], sp[:, 1], seed=snapshot.seed)
+            rows.append(
+                {**row, **info, "mean_mcc": mean_mcc, "overview": overview, **ranked_fields(snapshot, row)}
+            )
         shared = defaultdict(int)
         for r in rows:
             if r["ranked"]:
