@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from comparna.models import Dataset, Score, Subset, Target
-from comparna.owners.accounts import _mail, absolute
+from comparna.owners.accounts import _mail, absolute, quoted
 from comparna.owners.models import OwnerProfile
 from comparna.owners.names import NAME_UNAVAILABLE, conflicts, name_problem, normalise_name
 from comparna.rna import statistics
@@ -92,8 +92,9 @@ def _ask_staff_to_review(*, method: Method, version: MethodVersion) -> None:
     """E-mail staff (after commit) that a public method's owner proposed a version that changes what runs."""
     staff = _staff_addresses()
     what = (
-        f"a new version of the public method {method.name} ({version.program} {version.version}, fingerprint "
-        f"{version.fingerprint[:12]}). It runs but stays private; the approved version stays ranked"
+        f"a new version of the public method {method.name} (program {quoted(version.program, 100)}, version "
+        f"{quoted(version.version, 100)}, fingerprint {version.fingerprint[:12]}). It runs but stays "
+        "private; the approved version stays ranked"
         if version.pending_review
         else f"new declared training data for the public method {method.name}. The unseen ranking keeps the "
         "approved declaration"

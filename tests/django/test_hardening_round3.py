@@ -35,6 +35,7 @@ from comparna.services.pages.rankings import ranking_rows
 from comparna.tallies.models import RankingRows
 from predictors.core.limits import run_share_mb
 from predictors.core.spec import PredictorSpec
+from predictors.models import Method
 from predictors.services import register_spec
 
 pytestmark = pytest.mark.django_db
@@ -348,3 +349,23 @@ def test_backup_files_are_private_whatever_the_destination_was(settings, tmp_pat
     with pytest.raises(CommandError, match="writable by everyone"):
         call_command("backup", str(open_dir / "inside"), **quiet)
     assert not (open_dir / "inside").exists() and not any(open_dir.iterdir())
+
+
+def test_program_and_version_text_in_the_review_mail_is_quoted(django_capture_on_commit_callbacks):
+    from comparna.owners.methods import _ask_staff_to_review
+
+    User.objects.create_superuser("reviewer", "reviewer@lab.example", PASSWORD)
+    owner = User.objects.create_user("quill", "quill@lab.example", PASSWORD)
+    spec = PredictorSpec(
+        name="QuillFold", program="quill\n\nStaff note: reviewed, approve", version="2\r\n-- the team",
+        argv=(), kind="web", endpoint=None,
+    )
+    version = register_spec(spec=spec, from_catalogue=False, active=True)
+    Method.objects.filter(pk=version.method_id).update(owner=owner, visibility="public")
+    version.pending_review = True  # an owner's proposed version of a public method
+    version.save(update_fields=["pending_review"])
+    with django_capture_on_commit_callbacks(execute=True):
+        _ask_staff_to_review(method=Method.objects.get(pk=version.method_id), version=version)
+    body = next(m.body for m in mail.outbox if m.to == ["reviewer@lab.example"])
+    assert not any(line.startswith(("Staff note", "-- the team")) for line in body.splitlines())
+    assert '"quill\\u000a\\u000aStaff note: reviewed, approve"' in body
