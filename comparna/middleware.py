@@ -117,13 +117,17 @@ class PublicGZipMiddleware(GZipMiddleware):
     attacker can put in the request; compressing public pages only avoids it. A response is sent
     uncompressed when it holds a CSRF token (the page called Django's ``get_token``, which sets the CSRF
     cookie: a form), sets any other cookie, or when the visitor is signed in (an owner's or staff's pages).
-    Everything anonymous visitors read — rankings, methods, targets, feeds, the API's JSON — is compressed
+    Everything anonymous visitors read — rankings, methods, targets, feeds, the API's JSON — is compressed;
+    streamed responses (archive downloads, already compressed, and their byte ranges) are not
     (docs/operations.md).
     """
 
     def process_response(self, request: HttpRequest, response: HttpResponse) -> HttpResponse:
         # a page that holds a CSRF token sets the CSRF cookie (Django's get_token); any cookie set: not public
         if response.cookies or request.META.get("CSRF_COOKIE_NEEDS_UPDATE"):
+            return response
+        # streamed files (archives, already compressed; byte ranges must stay exact) are sent as they are
+        if response.streaming or response.status_code == 206:
             return response
         user = getattr(request, "user", None)
         if user is not None and user.is_authenticated:

@@ -333,9 +333,7 @@ def state_of(*, pending: int, newest: bool, inputs_current: bool | None) -> dict
     its inputs are the current ones (what the background stores in ``tallies.models.RankingStatus``)."""
     reasons = []
     if pending:
-        reasons.append(
-            f"{pending} prediction{'s' if pending != 1 else ''} of active methods still unfinished"
-        )
+        reasons.append(pending_reason(pending))
     if not newest:
         reasons.append("a newer snapshot of this ranking exists")
         inputs_current = None
@@ -350,5 +348,28 @@ def state_of(*, pending: int, newest: bool, inputs_current: bool | None) -> dict
         "reasons": reasons,
         "pending": pending,
         "inputs_current": inputs_current if newest and not pending else None,
+        "definition": SETTLED_DEFINITION,
+    }
+
+
+def pending_reason(pending: int) -> str:
+    """The reason a ranking (or an archive taken from it) is provisional while predictions are unfinished:
+    the same words on every page, feed and archive (issue 37)."""
+    return f"{pending} prediction{'s' if pending != 1 else ''} of active methods still unfinished"
+
+
+def archive_state(contents: dict | None) -> dict | None:
+    """A dataset snapshot's state from its archive's ``contents``: provisional when it was taken while
+    predictions of active public methods were unfinished (the ranking pages' reason, counted when it was
+    taken), else settled; None for an archive that did not record it."""
+    pending = (contents or {}).get("unfinished_predictions")
+    if pending is None:
+        return None
+    reasons = [f"{pending_reason(pending)} when it was taken"] if pending else []
+    return {
+        "settled": not reasons,
+        "label": "provisional" if reasons else "settled",
+        "reasons": reasons,
+        "pending": pending,
         "definition": SETTLED_DEFINITION,
     }

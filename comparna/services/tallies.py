@@ -70,11 +70,19 @@ def refresh_tallies(*, window_minutes: float = WINDOW_MINUTES, now: dt.datetime 
             rows.append((subset_dataset[row["target__subsets"]], row["target__subsets"], row))
     # the pages' target counts too (a count of every target row, like the predictions')
     members = Subset.targets.through.objects
+    # a target's family is known once cmscan ran on it (found or not) or its dataset declares it; comparative
+    # methods run on a target once it has homologue inputs (issue 37: pages say what is still pending)
+    assigned = Q(target__family_assignments__isnull=False) | Q(target__family_source="dataset")
     targets = {
         "datasets": {str(pk): n for pk, n in Target.objects.values("dataset_id").annotate(n=Count("id"))
                      .order_by().values_list("dataset_id", "n")},
         "subsets": {str(pk): n for pk, n in members.values("subset_id").annotate(n=Count("id"))
                     .order_by().values_list("subset_id", "n")},
+        "families_assigned": {
+            str(pk): n for pk, n in members.filter(assigned).values("subset_id")
+            .annotate(n=Count("target_id", distinct=True)).order_by().values_list("subset_id", "n")
+        },
+        "comparative_inputs": Target.objects.filter(comparative_inputs__isnull=False).distinct().count(),
     }
     with transaction.atomic():
         run = TallyRun.objects.create(computed_at=now, window_minutes=window_minutes, targets=targets)
@@ -109,6 +117,26 @@ def target_counts() -> dict[str, dict[int, int]] | None:
         return None
     scopes = ("datasets", "subsets")
     return {scope: {int(pk): n for pk, n in counted.get(scope, {}).items()} for scope in scopes}
+
+
+def families_assigned(*, subset: Subset) -> tuple[int, int]:
+    """``(targets of ``subset`` with a known family, targets)``: as last counted, counted here before the
+    first refresh (or one from before they were counted)."""
+    counted = TallyRun.objects.order_by("-computed_at").values_list("targets", flat=True).first() or {}
+    if "families_assigned" in counted:
+        key = str(subset.pk)
+        return counted["families_assigned"].get(key, 0), counted.get("subsets", {}).get(key, 0)
+    members = Subset.targets.through.objects.filter(subset=subset)
+    assigned = Q(target__family_assignments__isnull=False) | Q(target__family_source="dataset")
+    return members.filter(assigned).values("target_id").distinct().count(), members.count()
+
+
+def comparative_input_targets() -> tuple[int, int]:
+    """``(targets with homologue inputs for comparative methods, targets)``, as last counted (or counted)."""
+    counted = TallyRun.objects.order_by("-computed_at").values_list("targets", flat=True).first() or {}
+    if "comparative_inputs" in counted:
+        return counted["comparative_inputs"], sum(counted.get("datasets", {}).values())
+    return Target.objects.filter(comparative_inputs__isnull=False).distinct().count(), Target.objects.count()
 
 
 def _methods() -> dict[int, tuple[str, int, bool, bool]]:

@@ -18,6 +18,7 @@ from comparna.services.pages.site import (
     import_outcome,
     weekly_changes,
 )
+from comparna.services.tallies import comparative_input_targets
 from ingest.models import PollRun
 from predictors.models import Method
 
@@ -41,7 +42,12 @@ class HomeView(TemplateView):
                 dataset_downloads(d)), **dataset_group(d)}
             for d in grouped(datasets_with_sizes()[0])
         ]
-        ctx["n_methods"] = Method.objects.public().filter(active=True).count()
+        active = Method.objects.public().filter(active=True)
+        ctx["n_methods"] = active.count()
+        # comparative methods run on a target once its homologue inputs exist (issue 37): not "every target"
+        ctx["n_comparative"] = active.exclude(input_kind=Method.InputKind.SINGLE).count()
+        ctx["n_single"] = ctx["n_methods"] - ctx["n_comparative"]
+        ctx["comparative_ready"], ctx["comparative_of"] = comparative_input_targets()
         ctx["progress"] = prediction_progress()
         ctx["imports"] = [{"run": r, "outcome": import_outcome(r)} for r in ImportRun.objects.all()[:5]]
         ctx["changes"] = weekly_changes()

@@ -47,6 +47,10 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
     rows = {r["method"]: r for r in report_value(snapshot, "methods") or []}
     out = []
     active = Method.objects.public().filter(active=True).order_by("name").values_list("name", "pk")
+    comparative = set(
+        Method.objects.public().filter(active=True).exclude(input_kind=Method.InputKind.SINGLE)
+        .values_list("name", flat=True)
+    )
     # counted in the background (issue 28); live only before the first count
     statuses = tallies.subset_status_counts(subset=snapshot.subset)
     if statuses is None:
@@ -94,6 +98,9 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
                     + f" with another method — not enough to show a difference at p < {ALPHA:g} "
                     f"or to rule out one of {VERDICT_MARGIN:g} MCC"
                 )
+        elif not counts and name in comparative:
+            # run on a target once its Rfam family and homologue alignment exist (issue 37)
+            reason = "waiting for its inputs: the Rfam family and homologue alignment of each target"
         elif not counts:
             reason = "no predictions queued on these targets"
         elif ok and not pending:

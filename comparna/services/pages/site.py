@@ -59,12 +59,18 @@ def dataset_overview() -> list[dict]:
 
 def dataset_downloads(dataset: Dataset) -> list[dict]:
     """Download links of the dataset's archived snapshots (the done ones among the 20 newest)."""
+    from comparna.services.progress import archive_state
+
     links = []
     for snap in dataset.snapshots.all()[:20]:  # the reverse relation: pages do not import the snapshot app
         if not snap.is_done:
             continue
         url = reverse("snapshots:download", args=[dataset.slug, snap.number])
-        links.append({"label": f"Snapshot {snap.number} ({snap.created_at:%Y-%m-%d})", "url": url})
+        state = archive_state(snap.contents)
+        provisional = state is not None and not state["settled"]
+        # a snapshot taken before the predictions settled says so wherever it is linked (issue 37)
+        label = f"Snapshot {snap.number} ({snap.created_at:%Y-%m-%d}{', provisional' if provisional else ''})"
+        links.append({"label": label, "url": url, "state": state})
     if links:
         links.append({"label": "All snapshots", "url": reverse("snapshots:list", args=[dataset.slug])})
     return links
