@@ -34,7 +34,8 @@ class VersionInline(admin.TabularInline):
     model = MethodVersion
     extra = 0
     readonly_fields = (
-        "version", "program", "fingerprint", "is_current", "pending_review", "runnable", "created_at",
+        "version", "program", "fingerprint", "is_current", "pending_review", "approved_at",
+        "proposed_training_data", "runnable", "created_at",
     )
     fields = readonly_fields
     can_delete = False
@@ -101,9 +102,15 @@ class MethodAdmin(admin.ModelAdmin):
 
     @admin.display(description="New version to approve")
     def awaiting_approval(self, obj: Method) -> str:
-        """A version its owner saved of this public method that changes what runs (issue 26)."""
+        """A version its owner saved of this public method that changes what runs (issue 26), or new
+        declared training data (issue 36)."""
         pending = obj.pending_version
-        return f"{pending.program} {pending.version} ({pending.fingerprint[:12]})" if pending else "-"
+        if pending:
+            return f"{pending.program} {pending.version} ({pending.fingerprint[:12]})"
+        current = obj.current_version
+        if current is not None and current.proposed_training_data is not None:
+            return "training data: " + "; ".join(current.proposed_training_data)
+        return "-"
 
     @admin.display(description="Progress")
     def progress_link(self, obj: Method) -> str:

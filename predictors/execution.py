@@ -35,6 +35,7 @@ from predictors.core.runners import RunResult, run_prediction, select_runner
 from predictors.core.spec import COMPLEXITIES, PredictorSpec
 from predictors.core.workspace import process_token, token_alive
 from predictors.models import MethodVersion, Prediction
+from predictors.uploads import is_self_reported
 
 log = logging.getLogger(__name__)
 
@@ -309,7 +310,12 @@ def store_result(*, prediction: Prediction, result: RunResult) -> Prediction:
     else:
         prediction.finished_at = timezone.now()
     # Only the outcome: a batch member's other fields in memory predate its claim (attempts, worker).
-    prediction.save(update_fields=RESULT_FIELDS)
+    fields = RESULT_FIELDS
+    if result.status == Prediction.Status.OK and spec_from_version(prediction.method_version).kind == "web":
+        # a web service's answer for a target whose reference is public: self-reported (issue 36)
+        prediction.self_reported = is_self_reported(target=prediction.target)
+        fields = [*RESULT_FIELDS, "self_reported"]
+    prediction.save(update_fields=fields)
     score_prediction(prediction=prediction)
     log.info(
         "prediction %s: %s in %.2f s",

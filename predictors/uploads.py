@@ -11,7 +11,10 @@ is *self-reported* (issue 26): anyone can read a reference from ``/api/targets/<
 perfect prediction, so it is stored, scored and shown to its owner, marked, and never counted publicly
 (:func:`predictors.models.public_prediction_q`). Only a blind target before its week's release (its
 reference does not exist yet) takes owner uploads that count. The callback of a job CompaRNA sent (a
-one-job token) is the web service's answer, like a synchronous one, not an owner upload.
+one-job token) is the web service's answer, like a synchronous one; a web service is owner-controlled too (it
+computes wherever and with whatever its owner likes: issue 36), so its answer for a target whose reference
+is public is self-reported the same way (:func:`is_self_reported`, also for synchronous answers in
+:func:`predictors.execution.store_result`).
 """
 
 from __future__ import annotations
@@ -151,12 +154,11 @@ def prediction_for_upload(*, method: Method, target: Target, approved_only: bool
     return prediction
 
 
-def is_self_reported(*, target: Target, source: str) -> bool:
-    """Whether an upload from ``source`` for ``target`` now is self-reported: an owner's upload (not a web
-    service's callback) for a target that is not blind before its week's release (its reference is, or
-    will be, public when the upload can be checked against it)."""
-    if source == SERVICE_SOURCE:
-        return False
+def is_self_reported(*, target: Target, source: str = SERVICE_SOURCE) -> bool:
+    """Whether a structure an owner controls — their upload, or their web service's answer (by callback,
+    ``source`` :data:`SERVICE_SOURCE`, or synchronous) — for ``target`` now is self-reported: ``target`` is
+    not blind before its week's release (its reference is, or will be, public when the structure can be
+    checked against it), so the owner could have sent the reference itself (issues 26, 36)."""
     blind_now = Target.objects.filter(pk=target.pk, blind__week__release_at__gt=clock.now()).exists()
     return not blind_now
 

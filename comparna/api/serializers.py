@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
+from comparna.api.provenance import ProvenanceFields, ScoreProvenanceFields
 from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_bpseq, write_dot_bracket
@@ -189,7 +190,7 @@ class MethodSerializer(serializers.ModelSerializer):
         return MethodVersionSerializer(obj.versions.all(), many=True, context=self.context).data
 
 
-class PredictionSerializer(serializers.ModelSerializer):
+class PredictionSerializer(ProvenanceFields, serializers.ModelSerializer):
     method = serializers.CharField(source="method_version.method.name", read_only=True)
     method_id = serializers.IntegerField(source="method_version.method_id", read_only=True)
     version = serializers.CharField(source="method_version.version", read_only=True)
@@ -215,6 +216,7 @@ class PredictionSerializer(serializers.ModelSerializer):
             "queued_at",
             "finished_at",
             "self_reported",
+            "provenance", "not_blind",  # issue 36
         ]
 
     @extend_schema_field(PAIRS_SCHEMA)
@@ -222,7 +224,7 @@ class PredictionSerializer(serializers.ModelSerializer):
         return pair_list(obj.pairs)
 
 
-class ScoreSerializer(serializers.ModelSerializer):
+class ScoreSerializer(ScoreProvenanceFields, serializers.ModelSerializer):
     method = serializers.CharField(source="prediction.method_version.method.name", read_only=True)
     target = serializers.IntegerField(source="prediction.target_id", read_only=True)
     target_source_id = serializers.CharField(source="prediction.target.source_id", read_only=True)
@@ -244,6 +246,7 @@ class ScoreSerializer(serializers.ModelSerializer):
             "target_source_id",
             "dataset",
             "self_reported",
+            "provenance", "not_blind",  # issue 36
             "definition",
             *STORED_FIELDS,
         ]

@@ -272,7 +272,7 @@ class PredictionViewSet(ReadOnly):
     def get_queryset(self):
         qs = (
             Prediction.objects.visible_to(self.request.user)
-            .select_related("method_version__method", "target__dataset")
+            .select_related("method_version__method", "target__dataset", "target__blind__week")
             .exclude(embargoed())  # blind predictions: after their week's release only
             .order_by("pk")
         )
@@ -324,7 +324,10 @@ class ScoreViewSet(ReadOnly):
     def get_queryset(self):
         qs = (
             Score.objects.visible_to(self.request.user)
-            .select_related("prediction__method_version__method", "prediction__target__dataset")
+            .select_related(
+                "prediction__method_version__method", "prediction__target__dataset",
+                "prediction__target__blind__week",  # provenance: when the reference became public
+            )
             .order_by("pk")
         )
         if self.action != "list":

@@ -20,12 +20,14 @@ import json
 import numpy as np
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from comparna.blind.models import BlindRanking, BlindScore, BlindTarget, BlindWeek
 from comparna.blind.scoring import DEFINITIONS, reference_in_window, window_positions
 from comparna.rna.ranking import COUNT_FIELDS, CountsTable
 from comparna.services.rankings import VERDICT_PROTOCOL, compute_report
 from comparna.services.uncertainty import cluster_labels, pair_history, sequential_verdicts
+from predictors.models import public_prediction_q
 
 CUMULATIVE = "cumulative"
 
@@ -47,6 +49,9 @@ def build_counts_table(*, scope: str, definition: str) -> tuple[CountsTable, dic
         BlindScore.objects.filter(
             definition=definition, frozen__committed=True, frozen__blind_target_id__in=list(index)
         )
+        # what counts publicly (issue 36): a row frozen before the rule held may be of a version staff never
+        # approved or a self-reported upload; a committed row whose prediction was deleted since still counts
+        .filter(Q(frozen__prediction__isnull=True) | public_prediction_q("frozen__prediction__"))
         .select_related("frozen")
         .order_by("frozen__method_name", "frozen__blind_target_id", "frozen__pk")
     )

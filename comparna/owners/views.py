@@ -4,6 +4,8 @@ through :func:`comparna.owners.methods.owned`: anyone else's method is a 404, pu
 
 from __future__ import annotations
 
+import dataclasses
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
@@ -185,6 +187,10 @@ class OwnerMethodFormView(LoginRequiredMixin, View):
         uploads = self._uploads(request)
         if method is not None and method.working_version is not None:
             spec = spec_from_version(method.working_version)
+            if method.working_version.proposed_training_data is not None:  # theirs, awaiting approval
+                spec = dataclasses.replace(
+                    spec, training_data=tuple(method.working_version.proposed_training_data)
+                )
             form = OwnerMethodForm(
                 initial=OwnerMethodForm.initial_from_spec(spec), uploads=uploads, fixed_name=method.name
             )

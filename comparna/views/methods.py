@@ -15,6 +15,7 @@ from comparna.services.pages.methods import (
     method_summary,
     prediction_counts,
 )
+from comparna.services.pages.provenance import version_label
 from predictors.core.spec import argv_placeholders
 from predictors.models import Method
 from predictors.training_data import training_section
@@ -64,6 +65,7 @@ class MethodDetailView(TemplateView):
             prediction_counts=counts["predictions"],
             origins=counts["origins"],
             training=training_section(method, self.request.user),
+            provenance=version_label(current),  # issue 36: who controls what produces its results
         )
         return ctx
 

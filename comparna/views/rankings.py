@@ -27,6 +27,7 @@ from comparna.services.pages.common import (
 )
 from comparna.services.pages.dataset_groups import dataset_group, grouped
 from comparna.services.pages.figures import overview_figure
+from comparna.services.pages.provenance import with_provenance
 from comparna.services.pages.rank_history import subset_history
 from comparna.services.pages.ranking_status import newest_snapshots, ranking_live, ranking_lives
 from comparna.services.pages.rankings import (
@@ -209,7 +210,7 @@ class SubsetRankingView(View):
                 snap, ("robustness",), ("robustness_targets",), ("clusters",), ("common_targets_ranked",),
                 ("decisions",), ("robustness_n",))
             all_rows = ranking_rows(snap, shown)
-            rows = with_compare_links(ranked_rows(all_rows))
+            rows = with_provenance(with_compare_links(ranked_rows(all_rows)), dataset=snap.dataset)
             others = list(
                 RankingSnapshot.objects.filter(subset=snap.subset, definition=definition).values(
                     "pk", "computed_at"

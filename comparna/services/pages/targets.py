@@ -12,6 +12,7 @@ from comparna.rna.structure import StructureFormatError
 from comparna.services.pages.drawing import PairMark, prediction_marks, structure_drawing_svg
 from comparna.services.pages.figures import Arc, arc_diagram_svg, standalone_svg
 from predictors.models import Prediction
+from predictors.provenance import describe as describe_provenance
 
 
 def dot_bracket_or_none(length: int, pairs_text: str) -> str | None:
@@ -84,6 +85,7 @@ def target_context(target: Target) -> dict:
             "method": p.method_version.method,
             "version": p.method_version,
             "scores": [scores[d] for d in ("extended", "standard") if d in scores],
+            "provenance": describe_provenance(p, target),  # issue 36: who controls what produced it
             "drawing_url": None,
             "dot_bracket": None,
         }
