@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db.models import F, Min
+from django.db.models import F, Max, Min
 
 from comparna.models import Dataset
 from predictors.models import Prediction
@@ -41,9 +41,14 @@ def tiered_schedule_ranks(
         return assign_ranks(candidates, methods, existing=existing, next_rank=next_rank)
     primary = Prediction.objects.filter(schedule_rank__gte=0).exclude(target__dataset_id__in=list(priorities))
     first = primary.aggregate(first=Min("schedule_rank"))["first"]
+    # the small sets queued before (a separate import): a larger set starts after their last rank
+    small = [pk for pk, level in priorities.items() if level == 1]
+    until = Prediction.objects.filter(
+        target__dataset_id__in=small, status=Prediction.Status.QUEUED, schedule_rank__gte=0
+    ).aggregate(last=Max("schedule_rank"))["last"]
     plan = assign_tiered_ranks(
         candidates, methods, existing=existing, next_rank=next_rank, priorities=priorities,
-        first_primary_rank=first,
+        first_primary_rank=first, small_sets_until=until,
     )
     if plan.shift_by and plan.shift_from is not None:
         primary.filter(

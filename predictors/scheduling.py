@@ -210,6 +210,7 @@ def assign_tiered_ranks(
     next_rank: int,
     priorities: Mapping[int, int],
     first_primary_rank: int | None = None,
+    small_sets_until: int | None = None,
     block: int = BLOCK_TARGETS,
     lead: int = LEAD_BLOCKS,
 ) -> TierPlan:
@@ -221,7 +222,8 @@ def assign_tiered_ranks(
       smallest of ``first_primary_rank``, the rank of their earliest queued job, and this queueing's own
       first priority-0 rank), or at ``next_rank`` if later, and run **alone** there: every priority-0 job
       from that rank on (queued now or before) moves back by their length in blocks;
-    * priority 2 groups start after the priority-1 groups and take turns with the priority-0 rest.
+    * priority 2 groups start after the priority-1 groups (those of this queueing, and the last rank
+      ``small_sets_until`` held by priority-1 jobs queued before) and take turns with the priority-0 rest.
 
     Targets already queued keep their rank, as in :func:`assign_ranks`. Deterministic.
     """
@@ -249,7 +251,7 @@ def assign_tiered_ranks(
               for tier, groups in tiered.items()}
     alone = max((math.ceil(len(o) / block) for o in orders.get(1, {}).values()), default=0)
     for tier, groups in sorted(orders.items()):
-        first = start if tier == 1 else start + alone
+        first = start if tier == 1 else max(start + alone, (small_sets_until or -1) + 1)
         for order in groups.values():
             for n, target in enumerate(order):
                 ranks[target] = first + n // block

@@ -49,6 +49,11 @@ def test_a_small_test_set_runs_alone_after_the_first_benchmarks_lead():
     assert ranks_of("rna3db-2d") == [LEAD_BLOCKS + 3, LEAD_BLOCKS + 4]
     # RNA STRAND's first blocks stay; its later ones moved back by the small set's three blocks
     assert ranks_of("rnastrand") == list(range(LEAD_BLOCKS)) + list(range(LEAD_BLOCKS + 3, 30 + 3))
+    # a larger set imported on its own later starts after the small set's last block, not beside it
+    bprna = targets(BLOCK_TARGETS, "bprna-ts0", priority=2)
+    Prediction.objects.exclude(schedule_rank=0).update(dispatched_at=None)  # the backlog not sent yet
+    queue_predictions(versions=versions, targets=bprna)
+    assert ranks_of("bprna-ts0") == [LEAD_BLOCKS + 3]
     # a second queueing changes nothing
     queue_predictions(versions=versions, targets=spot + rna3db)
     assert ranks_of("spot-rna-pdb") == [LEAD_BLOCKS, LEAD_BLOCKS + 1, LEAD_BLOCKS + 2]

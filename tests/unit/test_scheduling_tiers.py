@@ -83,3 +83,10 @@ def test_without_priorities_the_ranks_are_the_plain_ones():
     cands = candidates({STRAND: 50, ARCHIVE: 40})
     plan = assign_tiered_ranks(cands, [CUBIC], existing={}, next_rank=7, priorities={})
     assert plan.ranks == assign_ranks(cands, [CUBIC], existing={}, next_rank=7) and plan.shift_by == 0
+
+
+def test_a_larger_set_queued_separately_starts_after_the_small_sets_already_queued():
+    cands = candidates({RNA3DB: 30}, start=2000)
+    plan = assign_tiered_ranks(cands, [CUBIC], existing={}, next_rank=3, priorities=PRIORITY,
+                               first_primary_rank=0, small_sets_until=LEAD_BLOCKS + 15)
+    assert min(plan.ranks.values()) == LEAD_BLOCKS + 16 and plan.shift_by == 0
