@@ -47,9 +47,12 @@ nice -n 10 .venv/bin/celery -A comparna.celery:app worker -Q families -n familie
 # The PDB-derived sets (data/pdb_derived/, issue 38) are imported once the workers run, so that RNA STRAND's and
 # ArchiveII's first rankings do not wait for them; each import queues its targets at its declared priority
 # (predictors/priorities.py): the small PDB test sets right after those first rankings' targets, then the rest.
+# An import is idempotent: one that fails (e.g. SQLite busy beside the workers) is tried again.
 ( for name in spot-rna-pdb pdb-hires rna3db-2d bprna-ts0; do
-    nice -n 5 $PY manage.py import_dataset "$name" --no-progress >> "$logs/import-pdb-derived.log" 2>&1 \
-      || echo "!! import_dataset $name failed (see $logs/import-pdb-derived.log)" >&2
+    for attempt in 1 2 3; do
+      nice -n 5 $PY manage.py import_dataset "$name" --no-progress >> "$logs/import-pdb-derived.log" 2>&1 && break
+      echo "!! import_dataset $name failed (attempt $attempt; see $logs/import-pdb-derived.log)" >&2; sleep 20
+    done
   done ) & imports+=($!)
 echo "==> CompaRNA on http://127.0.0.1:8000/  (logs in $logs; predictions fill in as workers run)"
 .venv/bin/gunicorn comparna.wsgi -b "${COMPARNA_BIND:-127.0.0.1:8000}" -w 2 --access-logfile - &
