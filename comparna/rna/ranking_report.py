@@ -18,7 +18,7 @@ from comparna.rna.counts_table import (
     pooled_mcc,
     read_counts_with_families,
 )
-from comparna.rna.pair_ranks import _codes, pair_signed_ranks, per_target_mcc
+from comparna.rna.pair_ranks import _codes, pair_effects, pair_signed_ranks, per_target_mcc
 from comparna.rna.protocol_2013 import pairwise_ranking
 from comparna.rna.rank_intervals import rank_intervals, robustness_intervals
 from comparna.rna.ranking_result import PairwiseRanking, competition_ranks, robustness_counts
@@ -70,6 +70,16 @@ def protocol_2013_report(table: CountsTable, *, seed: int) -> dict:
         "p_values": _pair_dict(table.methods, result.p_values),
         "conventions": result.conventions,
     }
+
+
+def budgeted_resamples(resamples: int, *, pairs: int, families: int) -> int:
+    """The rank-interval resamples within :data:`comparna.rna.thresholds.RANK_INTERVAL_BUDGET` (resamples ×
+    pairs × families), never below :data:`~comparna.rna.thresholds.RANK_MIN_RESAMPLES` (nor above the asked
+    number)."""
+    if resamples <= 0 or pairs == 0:
+        return resamples
+    fit = thresholds.RANK_INTERVAL_BUDGET // max(1, pairs * max(families, 1))
+    return int(min(resamples, max(thresholds.RANK_MIN_RESAMPLES, fit)))
 
 
 def decision_summary(result: PairwiseRanking) -> dict:
@@ -158,8 +168,10 @@ def ranking_report(
     m = len(table.methods)
     common = table.present.astype(np.int64) @ table.present.T.astype(np.int64)
     pairs = [(a, b) for a in range(m) for b in range(a + 1, m) if common[a, b] >= MIN_COMMON]
-    # one pass over every pair serves the verdicts and the rank intervals
-    pair_data = pair_signed_ranks(table, codes, pairs, sums=rank_resamples > 0, effects=effects)
+    # one pass over every pair serves the verdicts and the rank intervals; the Hodges–Lehmann shifts of every
+    # pair only within the effect budget (else of neighbours in the order, below)
+    every_effect = effects and int(sum(common[a, b] for a, b in pairs)) <= thresholds.EFFECT_BUDGET
+    pair_data = pair_signed_ranks(table, codes, pairs, sums=rank_resamples > 0, effects=every_effect)
     result = target_level_ranking(table, clusters=clusters, seed=seed, pair_data=pair_data)
     own_mcc = pooled_mcc(np.where(table.present[..., None], table.counts, 0))
     decided = dict(zip(table.methods, decided_scores(table, result), strict=True))
@@ -171,9 +183,21 @@ def ranking_report(
         for i, name in enumerate(table.methods)
     ], dtype=np.float64)
     methods = _method_rows(table, result, own_mcc, tie_order=tie)
+    n_families = int((pair_data.signed != 0).any(axis=1).sum()) if pair_data.signed is not None else 0
+    resamples = budgeted_resamples(rank_resamples, pairs=len(pairs), families=n_families)
     low, high = rank_intervals(
-        table, clusters=clusters, seed=seed, resamples=rank_resamples, pair_data=pair_data, point=result.net
+        table, clusters=clusters, seed=seed, resamples=resamples, pair_data=pair_data, point=result.net
     )
+    effect_pairs = "all" if every_effect else "none"
+    if effects and not every_effect:
+        effect_pairs = "neighbours"
+        where = {name: i for i, name in enumerate(table.methods)}
+        order = [where[row["method"]] for row in methods]
+        near = sorted({tuple(sorted(p)) for p in zip(order, order[1:], strict=False)}
+                      & {tuple(p) for p in pairs})
+        for (a, b), (shift, lo, hi) in zip(near, pair_effects(table, codes, near), strict=True):
+            result.hl[a, b], result.hl_low[a, b], result.hl_high[a, b] = shift, lo, hi
+            result.hl[b, a], result.hl_low[b, a], result.hl_high[b, a] = -shift, -hi, -lo
     for row in methods:
         i = table.methods.index(row["method"])
         row.update(decided[row["method"]], rank_low=int(low[i]), rank_high=int(high[i]),
@@ -195,7 +219,8 @@ def ranking_report(
         "common_targets": result.common_dict(),
         "clusters": int(np.unique(codes).size),
         "decisions": decision_summary(result),
-        "rank_interval": {"resamples": rank_resamples, "confidence": thresholds.RANK_CONFIDENCE,
+        "hodges_lehmann_pairs": effect_pairs,
+        "rank_interval": {"resamples": resamples, "confidence": thresholds.RANK_CONFIDENCE,
                           "rule": "net wins, the same test and win rule as the verdicts"},
         "seed": result.seed,
         "conventions": result.conventions,
@@ -211,7 +236,7 @@ def ranking_report(
         report["robustness_error"] = str(error)
     else:
         report.update(robustness_report(table.methods, filled, table.present.sum(axis=1), clusters=clusters,
-                                        seed=seed, resamples=rank_resamples))
+                                        seed=seed, resamples=min(rank_resamples, thresholds.RANK_RESAMPLES)))
     return report
 
 

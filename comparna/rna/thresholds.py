@@ -23,6 +23,14 @@ EQUIVALENCE_CONFIDENCE = 0.90
 EFFECT_CONFIDENCE = 0.95
 #: Bootstrap resamples of families behind each method's 95 % rank interval.
 RANK_RESAMPLES = 1000
+#: Work budget of the rank-interval bootstrap: resamples × tested pairs × families, each cell's p taken from
+#: the sign-flip null (issue 35). Above it the resamples are cut to fit, never below
+#: :data:`RANK_MIN_RESAMPLES`; the number used is stored with the report.
+RANK_INTERVAL_BUDGET = 400_000_000
+RANK_MIN_RESAMPLES = 100
+#: Work budget of the Hodges–Lehmann shifts (pairs × common targets); above it they are computed for the
+#: pairs of methods next to each other in the order only (the report says which).
+EFFECT_BUDGET = 30_000_000
 #: Confidence of the rank interval.
 RANK_CONFIDENCE = 0.95
 #: The CompaRNA 2013 protocol (a labelled view, never the headline): replicates and subsample fraction.
