@@ -136,7 +136,9 @@ BPRNA_TS0 = PdbDerivedDeclaration(
     source="pdb_derived/bprna_ts0.csv.gz",
     sha256="7875b078b8ac69af308cf56f113dc6b4e1f2831b83f5fef6d782b2d9e4e0ac8c",
     fmt="grouped-pair-csv",
-    options={"id_column": "rnaformer_id", "standard": False, "keep_columns": ("rnaformer_id",)},
+    options={
+        "id_column": "rnaformer_id", "standard": False, "pdb_ids": False, "keep_columns": ("rnaformer_id",),
+    },
     citation=(
         "Danaee P et al. bpRNA: large-scale automated annotation and analysis of RNA secondary structure. "
         "Nucleic Acids Res 46:5381 (2018); TS0 split of Singh et al. 2019; converted from automl/RNAformer"

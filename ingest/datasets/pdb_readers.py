@@ -110,9 +110,12 @@ def read_grouped_pair_csv(
     pairs_column: str = "base_pairs",
     structure_column: str | None = "dot_bracket",
     standard: bool = True,
+    pdb_ids: bool = True,
     keep_columns: tuple[str, ...] = (),
 ) -> Iterator[Item]:
     """Entries of a CSV of published sets with JSON pair lists (module docstring).
+
+    ``pdb_ids``: the id column names PDB chains (``5nwq-1-A``, ``6SY4_C``): the PDB id is its first part.
 
     The entry id is ``<set>_<id>`` (``<set>_rnaformer-<fallback id>`` when the id column is empty); a row
     repeating an earlier entry (same sequence, same pairs) adds its set to that entry instead.
@@ -155,7 +158,8 @@ def read_grouped_pair_csv(
         first_of[key] = entry_id
         provenance = {"line": line, "set": group, **{c: row.get(c, "") for c in keep_columns}}
         entries[entry_id] = DefinedEntry(
-            entry_id, sequence, structure, pdb_id=own.split("-")[0].split("_")[0].upper() if own else "",
+            entry_id, sequence, structure,
+            pdb_id=own.split("-")[0].split("_")[0].upper()[:8] if own and pdb_ids else "",
             provenance=provenance, standard=standard_subset(sequence, structure) if standard else None,
             groups=(group,),
         )

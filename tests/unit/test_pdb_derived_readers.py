@@ -83,6 +83,8 @@ def test_spot_rna_rows_keep_multiplets_and_merge_a_chain_listed_in_two_sets():
                    for i, j in set(entry.structure.pairs) - standard)
     assert len(ah5.standard.pairs) < len(ah5.structure.pairs)
     assert {"TS2_rnaformer-633059", "TS3_rnaformer-633076"} <= set(entries)  # no PDB chain given
+    assert nwq.pdb_id == "5NWQ" and entries["TS2_2M8K-2D"].pdb_id == "2M8K"
+    assert entries["TS2_rnaformer-633059"].pdb_id == ""
 
 
 def test_spot_rna_preparation_excludes_pseudouridine_and_ranks_pk_per_definition():
@@ -137,6 +139,7 @@ def test_bprna_ts0_rows():
     first = items[0]
     assert first.standard is None and first.length == 110 and len(first.structure.pairs) == 26
     assert (2, 109) in first.structure.pairs and first.groups == ("bpRNA_TS0",)
+    assert first.pdb_id == ""  # an RNAformer row number, not a PDB entry
 
 
 @pytest.fixture(scope="module")
