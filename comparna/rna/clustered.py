@@ -30,9 +30,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 
 from comparna.rna.metrics import mcc_from_arrays
+from comparna.rna.signed_ranks import ZERO_TOLERANCE, _signed_rank_sums
 from comparna.rna.signflip import EXACT_BUDGET, HARD_BUDGET, sign_flip_pvalue, sign_flip_test
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "clustered_signed_rank_test",
     "sign_flip_pvalue",
     "sign_flip_test",
+    "ZERO_TOLERANCE",
 ]
 
 #: Default equivalence margin on MCC.
@@ -347,9 +348,6 @@ def pooled_mcc_difference(
 #: Up to this many clusters the 2^C sign flips can be enumerated outright (:func:`_enumerated_pvalue`, kept as
 #: an independent check of :func:`comparna.rna.signflip.sign_flip_test`, which counts them).
 ENUMERATE_CLUSTERS = 20
-#: Differences closer to 0 than this are zero (dropped, as in Wilcoxon 1945); |d| is rounded to 12 decimals
-#: before ranking so that float noise of equal per-target MCCs cannot split a tie.
-ZERO_TOLERANCE = 1e-12
 
 
 @dataclass(frozen=True)
@@ -381,19 +379,6 @@ class SignedRankTest:
     method: str
     low: float = math.nan
     high: float = math.nan
-
-
-def _signed_rank_sums(d: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, int]:
-    """Per-cluster sums of doubled signed ranks (integers) of the non-zero differences, and their count."""
-    keep = np.abs(d) > ZERO_TOLERANCE
-    dz, cz = d[keep], codes[keep]
-    if dz.size == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    ranks2 = np.rint(2 * sps.rankdata(np.round(np.abs(dz), 12))).astype(np.int64)  # average ranks × 2
-    signed = np.where(dz > 0, ranks2, -ranks2)
-    _, local = np.unique(cz, return_inverse=True)
-    sums = np.bincount(local, weights=signed.astype(np.float64))
-    return np.rint(sums).astype(np.int64), int(dz.size)
 
 
 def _convolution_pvalue(weights: np.ndarray, observed: int) -> float:

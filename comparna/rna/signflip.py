@@ -42,7 +42,14 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
-from scipy import special
+
+from comparna.rna.effect_sizes import (
+    HodgesLehmann,
+    clustered_mean_interval,
+    hodges_lehmann,
+    walsh_order_statistic,
+)
+from comparna.rna.saddlepoint import TINY, saddlepoint_pvalues, series_saddlepoint_pvalues
 
 __all__ = [
     "EXACT_BUDGET",
@@ -67,16 +74,10 @@ EXACT_BUDGET = 30_000_000
 HARD_BUDGET = 1_500_000_000
 #: Per (resample, pair) cell of :func:`resampled_pvalues`: exact count near the band up to this cost.
 CELL_BUDGET = 2_000_000
-#: Elements (cells × families) per block of the vectorised saddlepoint (~16 MB per float64 temporary).
-_CELL_ELEMENTS = 1 << 21
 #: Factor around the decision band inside which an approximation is not trusted.
 BAND_FACTOR = 10.0
 #: A bracket narrower than this (relative) counts as decided.
 BRACKET_RTOL = 1e-3
-#: The smallest p ever reported.
-TINY = float(np.finfo(float).tiny)
-_LOG_TINY = math.log(TINY)
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 #: Rescale the running counts every this many weights (counts at most double per weight: 2^400 < 1e121).
 _RESCALE_EVERY = 400
 
@@ -141,97 +142,6 @@ def _two_sided(count: tuple[float, int], flips: int) -> float:
     if log2 >= 0:
         return 1.0
     return max(TINY, math.ldexp(mantissa, exponent + 1 - flips))
-
-
-# ------------------------------------------------------------------------------------------ saddlepoint
-def _logcosh(x: np.ndarray) -> np.ndarray:
-    ax = np.abs(x)
-    return ax + np.log1p(np.exp(-2 * ax)) - math.log(2)
-
-
-def _sech2(x: np.ndarray) -> np.ndarray:
-    e = np.exp(-2 * np.abs(x))
-    return 4 * e / (1 + e) ** 2
-
-
-def _newton(t: np.ndarray, a: np.ndarray, k: np.ndarray, y: np.ndarray) -> None:
-    """Solve K'(t) = Σ_c k_c a_c tanh(t a_c) = y in place from below (K' is concave on t ≥ 0: the Newton
-    iterates rise monotonically to the root). The rows still iterating are packed together whenever fewer
-    than half remain, so late iterations cost only what they touch."""
-    todo = np.arange(t.size)
-    ak, a2k, tt, yy = k * a, k * a * a, t.copy(), y
-    aa = a
-    for _ in range(200):
-        # one exponential per element: e = exp(−2ta), tanh = (1 − e)/(1 + e), sech² = 4e/(1 + e)²
-        e = np.exp(-2 * tt[:, None] * aa)
-        inv = 1 / (1 + e)
-        first = np.einsum("ij,ij->i", ak, (1 - e) * inv)
-        second = np.einsum("ij,ij->i", a2k, 4 * e * inv * inv)
-        step = (yy - first) / second
-        tt += step
-        going = step > 1e-11 * tt  # also stops on NaN
-        t[todo] = tt
-        if not going.any():
-            return
-        if going.sum() * 2 < going.size:
-            todo, tt, yy = todo[going], tt[going], yy[going]
-            aa, ak, a2k = aa[going], ak[going], a2k[going]
-
-
-def saddlepoint_pvalues(
-    absolute: np.ndarray, mult: np.ndarray, observed: np.ndarray, span: np.ndarray | float = 2.0
-) -> np.ndarray:
-    """Lugannani–Rice two-sided p = 2·P(X ≥ T) of X = Σ_c ε_c a_c (a family of multiplicity k: k flips).
-
-    Parameters
-    ----------
-    absolute : numpy.ndarray
-        (n, F) or (F,) the |S_c| (shared by every cell when 1-D).
-    mult : numpy.ndarray
-        (n, F) multiplicities (0 leaves a family out).
-    observed : numpy.ndarray
-        (n,) |T| of each cell (on the lattice of X).
-    span : float or (n,)
-        Lattice span of X (2·gcd of the |S_c|): the continuity-corrected point is |T| − span/2.
-
-    The saddlepoint t solves K'(t) = Σ k_c a_c tanh(t a_c) = |T| − span/2 by Newton's method from t = 0
-    (K' is concave on t ≥ 0, so the iterates rise monotonically to the root). Cells whose corrected point is
-    ≤ 0 get p = 1; below w = 1e-3 (p > 0.99) the normal tail of the corrected point stands in for the
-    removable singularity of the formula.
-    """
-    a = np.asarray(absolute, dtype=np.float64)
-    k = np.asarray(mult, dtype=np.float64)
-    y = np.asarray(observed, dtype=np.float64) - np.asarray(span, dtype=np.float64) / 2
-    n = k.shape[0]
-    p = np.ones(n)
-    top = (k * a).sum(axis=1)
-    var = (k * a * a).sum(axis=1)
-    live = (y > 0) & (var > 0) & (y < top)
-    if not live.any():
-        return p
-    idx = np.flatnonzero(live)
-    aa = np.broadcast_to(a, k.shape)[idx] if a.ndim == 1 else a[idx]
-    kk, yy = k[idx], y[idx]
-    t = yy / var[idx]  # the first Newton step from t = 0
-    _newton(t, aa, kk, yy)
-    at = t[:, None] * aa
-    kx = (kk * _logcosh(at)).sum(axis=1)
-    k2 = (kk * (aa * aa) * _sech2(at)).sum(axis=1)
-    w = np.sqrt(np.maximum(0.0, 2 * (t * yy - kx)))
-    h = np.broadcast_to(np.asarray(span, dtype=np.float64), (n,))[idx]
-    half = t * h / 2
-    # log u = log(2 sinh(t h/2)) + ½ log K'' − log h
-    log_u = half + np.log1p(-np.exp(-2 * half)) + 0.5 * np.log(k2) - np.log(h)
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        mills = 0.5 * special.erfcx(w / math.sqrt(2)) * math.sqrt(2 * math.pi)  # Φ̄(w)/φ(w)
-        bracket = mills + np.exp(-log_u) - 1 / w
-        log_p = math.log(2) - w * w / 2 - _HALF_LOG_2PI + np.log(bracket)
-        out = np.where(np.isfinite(log_p), np.exp(np.maximum(log_p, _LOG_TINY)), TINY)
-    small = w < 1e-3
-    if small.any():
-        out[small] = special.erfc(yy[small] / np.sqrt(2 * var[idx][small]))
-    p[idx] = np.clip(out, TINY, 1.0)
-    return p
 
 
 # ------------------------------------------------------------------------------------------- one p-value
@@ -396,210 +306,21 @@ def resampled_pvalues(
     absolute = np.abs(s2).astype(np.int64)
     span = 2.0 * np.gcd.reduce(absolute, axis=0).astype(np.float64)
     rows, cols = np.nonzero(rest)
-    chunk = max(1, _CELL_ELEMENTS // max(1, s2.shape[0]))
-    sp = np.empty(rows.size)
-    for start in range(0, rows.size, chunk):
-        r, c = rows[start : start + chunk], cols[start : start + chunk]
-        sp[start : start + chunk] = saddlepoint_pvalues(absolute[:, c].T.astype(np.float64), w[r],
-                                                        stat[r, c], span[c])
-    for k in np.flatnonzero((sp >= lo) & (sp <= hi)):  # near the band: the exact count where cheap
-        r, c = rows[k], cols[k]
-        fam = np.flatnonzero(absolute[:, c] * w[r])
-        expanded = np.repeat(absolute[fam, c], w[r, fam])
-        m = (int(expanded.sum()) - int(stat[r, c])) // 2
-        if expanded.size * (m + 1) <= cell_budget:
-            sp[k] = _two_sided(subset_count_below(expanded, [m])[0], expanded.size)
+    sp = series_saddlepoint_pvalues(absolute, w, rows, cols, stat[rows, cols], span, settle_below=lo)
+    near = np.flatnonzero((sp >= lo) & (sp <= hi))
+    if near.size and cell_budget > 0:  # near the band: the exact count where cheap (cost C·m, vectorised)
+        used = np.unique(cols[near])
+        top = (wf @ absolute[:, used].astype(np.float64))
+        flips = wf @ (absolute[:, used] > 0).astype(np.float64)
+        at = np.searchsorted(used, cols[near])
+        m = (top[rows[near], at] - stat[rows[near], cols[near]]) / 2
+        cheap = near[flips[rows[near], at] * (m + 1) <= cell_budget]
+        for k in cheap.tolist():
+            r, c = rows[k], cols[k]
+            fam = np.flatnonzero(absolute[:, c] * w[r])
+            expanded = np.repeat(absolute[fam, c], w[r, fam])
+            count = subset_count_below(expanded, [(int(expanded.sum()) - int(stat[r, c])) // 2])[0]
+            sp[k] = _two_sided(count, expanded.size)
     p[rows, cols] = sp
-    # the cells settled by Paley–Zygmund get the saddlepoint too when it is cheap to add; else the bound
     p[above] = floor[above]
     return p
-
-
-# ------------------------------------------------------------------------------------ Hodges–Lehmann
-class HodgesLehmann(NamedTuple):
-    """The Hodges–Lehmann shift (median of the Walsh averages) with its family-clustered interval."""
-
-    estimate: float
-    low: float
-    high: float
-    n: int
-    clusters: int
-
-
-def _upto(x: np.ndarray, pivot: float, strict: bool) -> np.ndarray:
-    """Per row i of sorted ``x``, #{j : x_i + x_j ≤ pivot} (< when ``strict``), judged on the float sums
-    themselves (a binary search on pivot − x_i, then moved across whole runs of equal values where
-    rounding put it on the wrong side)."""
-    n = x.size
-    j = np.searchsorted(x, pivot - x, side="left" if strict else "right")
-    for _ in range(n + 1):
-        ahead = x + x[np.minimum(j, n - 1)]
-        behind = x + x[np.maximum(j - 1, 0)]
-        if strict:
-            up, down = (j < n) & (ahead < pivot), (j > 0) & (behind >= pivot)
-        else:
-            up, down = (j < n) & (ahead <= pivot), (j > 0) & (behind > pivot)
-        if not (up.any() or down.any()):
-            return j
-        j = np.where(up, np.searchsorted(x, x[np.minimum(j, n - 1)], side="right"), j)
-        j = np.where(down, np.searchsorted(x, x[np.maximum(j - 1, 0)], side="left"), j)
-    return j
-
-
-def walsh_order_statistic(x: np.ndarray, k: int, *, seed: int = 0) -> float:
-    """The k-th smallest (1-based) Walsh sum x_i + x_j (i ≤ j) of sorted ``x``, without forming the n(n+1)/2
-    sums: a randomised selection over the rows of the implicit sorted matrix (after Monahan 1984). Each
-    round counts the sums at most a pivot drawn among the candidates still in play (one binary search per
-    row, O(n log n)); the candidates shrink geometrically (expected O(log n) rounds); the last ≤ 4n are
-    sorted. Returns the sum (halve it for the Walsh average)."""
-    n = x.size
-    total = n * (n + 1) // 2
-    if not 1 <= k <= total:
-        raise ValueError(f"k = {k} outside 1 … {total}")
-    rng = np.random.default_rng(seed)
-    rows = np.arange(n)
-    left = rows.copy()  # per row i: the candidates are columns left[i] … right[i] − 1 (j ≥ i)
-    right = np.full(n, n)
-    below = 0  # sums known to be smaller than every candidate
-    while True:
-        sizes = right - left
-        ends = np.cumsum(sizes)
-        alive = int(ends[-1])
-        if alive <= max(4 * n, 4096):
-            starts = ends - sizes
-            row_ix = np.repeat(rows, sizes)
-            col_ix = np.arange(alive) - np.repeat(starts, sizes) + np.repeat(left, sizes)
-            return float(np.sort(x[row_ix] + x[col_ix])[k - below - 1])
-        pick = int(rng.integers(alive))
-        i = int(np.searchsorted(ends, pick, side="right"))
-        pivot = float(x[i] + x[left[i] + pick - (int(ends[i]) - int(sizes[i]))])
-        upto = np.clip(_upto(x, pivot, False), left, right)
-        at_most = below + int((upto - left).sum())
-        if at_most >= k:
-            strict = np.clip(_upto(x, pivot, True), left, right)
-            if below + int((strict - left).sum()) < k:
-                return pivot  # the k-th sum equals the pivot
-            right = strict
-        else:
-            below, left = at_most, upto
-
-
-def _saddlepoint_critical(a: np.ndarray, level: float) -> float:
-    """The x with 2·P(X ≥ x) = ``level`` for X = Σ ε_c a_c, by the saddlepoint (bisection on the
-    saddlepoint t itself: the Lugannani–Rice tail falls as t rises, so no inner Newton is needed)."""
-    a = a.astype(np.float64)
-    if a.size == 0:
-        return 0.0
-    sd = math.sqrt(float((a * a).sum()))
-
-    def tail(t: float) -> tuple[float, float]:
-        x = float((a * np.tanh(t * a)).sum())
-        kx = float(_logcosh(t * a).sum())
-        k2 = float((a * a * _sech2(t * a)).sum())
-        w = math.sqrt(max(0.0, 2 * (t * x - kx)))
-        if w < 1e-6 or k2 <= 0:
-            return x, 1.0
-        u = t * math.sqrt(k2)
-        density = math.exp(-w * w / 2) / math.sqrt(2 * math.pi)
-        return x, 2 * (0.5 * math.erfc(w / math.sqrt(2)) + density * (1 / w - 1 / u))
-
-    lo_t, hi_t = 0.0, 1.0 / sd
-    while tail(hi_t)[1] > level and hi_t < 1e6 / sd:
-        hi_t *= 2
-    for _ in range(60):
-        mid = (lo_t + hi_t) / 2
-        if tail(mid)[1] > level:
-            lo_t = mid
-        else:
-            hi_t = mid
-    return tail(hi_t)[0]
-
-
-def hodges_lehmann(
-    d: Sequence[float] | np.ndarray,
-    codes: Sequence[int] | np.ndarray,
-    *,
-    confidence: float = 0.95,
-    seed: int = 0,
-) -> HodgesLehmann:
-    """Hodges–Lehmann shift of paired differences with a family-clustered interval (clustered inversion).
-
-    The estimate is the median of the n(n+1)/2 Walsh averages (d_i + d_j)/2, i ≤ j (exact, by
-    :func:`walsh_order_statistic`; never the O(n²) array). The interval inverts the clustered signed-rank
-    test, as the classical Wilcoxon interval inverts the signed-rank test: T(θ) = W⁺(θ) − W⁻(θ) counts the
-    Walsh averages above minus below θ, so {θ : |T(θ)| < t} is the span from the k-th to the (M+1−k)-th
-    smallest Walsh average, k = ⌈(M − t)/2⌉, M = n(n+1)/2. The critical t is that of the family sign-flip
-    null of the signed ranks of d − θ̂ summed per family (2·P(Σ ε_c S_c ≥ t) = 1 − confidence, by the
-    saddlepoint: an effect-size interval, not a verdict). Freezing the null at θ̂ is the approximation; with
-    one target per family it is the usual Wilcoxon interval up to ties. ``clusters`` of the result: the
-    families. NaN estimate for no differences. ``seed`` drives the selection's pivots only (the result
-    does not depend on it).
-    """
-    from comparna.rna.clustered import _signed_rank_sums
-
-    x = np.sort(np.asarray(d, dtype=np.float64))
-    g = np.asarray(codes)
-    n = x.size
-    clusters = int(np.unique(g).size) if n else 0
-    if n == 0:
-        return HodgesLehmann(math.nan, math.nan, math.nan, 0, 0)
-    total = n * (n + 1) // 2
-    if total % 2:
-        estimate = walsh_order_statistic(x, (total + 1) // 2, seed=seed) / 2
-    else:
-        pair = [walsh_order_statistic(x, k, seed=seed) for k in (total // 2, total // 2 + 1)]
-        estimate = (pair[0] + pair[1]) / 4
-    diffs = np.asarray(d, dtype=np.float64) - estimate
-    sums, _ = _signed_rank_sums(diffs, g)
-    critical = _saddlepoint_critical(np.abs(sums[sums != 0]), 1 - confidence) / 2  # single-rank units
-    k = max(1, math.ceil((total - critical) / 2))
-    if k > total // 2:
-        k = max(1, total // 2)
-    low = walsh_order_statistic(x, k, seed=seed) / 2
-    high = walsh_order_statistic(x, total + 1 - k, seed=seed) / 2
-    return HodgesLehmann(estimate, low, high, n, clusters)
-
-
-# ----------------------------------------------------------------------- equivalence (TOST) interval
-def clustered_mean_interval(
-    d: Sequence[float] | np.ndarray,
-    codes: Sequence[int] | np.ndarray,
-    *,
-    confidence: float = 0.90,
-) -> tuple[float, float]:
-    """Family-clustered ``confidence`` interval of the mean of ``d``: d̄ ± t_ν·SE_CR2 (Bell, McCaffrey 2002).
-
-    The mean is the intercept of a regression on a constant, so the CR2 ("bias-reduced linearisation")
-    variance has a closed form: each family's residual sum E_c = Σ_{i∈c}(d_i − d̄) is scaled by
-    (1 − n_c/N)^−½ (the inverse square root of I − H_cc, H = J/N), SE² = Σ_c E_c² / (1 − n_c/N) / N².
-    The degrees of freedom are Bell & McCaffrey's Satterthwaite ν = (tr G)² / tr G² of the C × C matrix
-    G = diag(a_c² n_c) − v v'/N, a_c = 1/(N √(1 − n_c/N)), v_c = a_c n_c (the working model of independent
-    targets): ν ≈ C − 1 for equal families and falls towards 1 as one family dominates — where CR1 with
-    t_{C−1} (Liang & Zeger; Cameron & Miller) under-covers badly. At 90 % the interval is that of
-    Schuirmann's two one-sided tests at 5 %: "=" when it lies inside (−δ, δ). Fewer than two families, or
-    one holding every target: (−inf, inf) (no equivalence can be shown). Coverage is simulated in
-    ``bench/bench_verdicts.py``.
-    """
-    from scipy import stats
-
-    x = np.asarray(d, dtype=np.float64)
-    g = np.asarray(codes)
-    if x.size == 0:
-        return -math.inf, math.inf
-    _, local = np.unique(g, return_inverse=True)
-    c = int(local.max()) + 1
-    if c < 2:
-        return -math.inf, math.inf
-    n = x.size
-    sizes = np.bincount(local, minlength=c).astype(np.float64)
-    mean = float(x.mean())
-    residual = np.bincount(local, weights=x - mean, minlength=c)
-    keep = 1 - sizes / n
-    se = math.sqrt(float((residual**2 / keep).sum())) / n
-    a2 = 1 / (n * n * keep)
-    trace = float((a2 * sizes).sum() - (a2 * sizes * sizes).sum() / n)
-    vv = float((a2 * sizes * sizes).sum())
-    frob = float(((a2 * sizes) ** 2).sum() - 2 * (a2 * a2 * sizes**3).sum() / n + (vv / n) ** 2)
-    df = trace * trace / frob
-    half = float(stats.t.ppf((1 + confidence) / 2, df)) * se
-    return mean - half, mean + half

@@ -252,12 +252,13 @@ def test_hodges_lehmann_is_the_median_of_walsh_averages_with_an_interval_around_
 # ---------------------------------------------------------------------------- the equivalence interval
 def test_clustered_mean_interval_is_cr2_with_bell_mccaffrey_degrees_of_freedom():
     """Against the matrix definitions: CR2 adjusts each family's residuals by (I − H_cc)^−½ with H the hat
-    matrix of the constant; ν = (tr G)²/tr G² for G = B'MB, B = the families' CR2 weight columns."""
+    matrix of the constant; ν = (tr G)²/tr G² for G = B'MΩMB, B = the families' CR2 weight columns, Ω the
+    exchangeable working covariance with the ANOVA intra-family correlation."""
     rng = np.random.default_rng(6)
     sizes = np.array([40, 17, 9, 5, 3, 3, 2, 1, 1, 1, 1])
     codes = np.repeat(np.arange(sizes.size), sizes)[rng.permutation(sizes.sum())]
     n = codes.size
-    d = rng.normal(0.01, 0.1, n)
+    d = rng.normal(0.01, 0.1, n) + rng.normal(0, 0.08, sizes.size)[codes]
     low, high = clustered_mean_interval(d, codes, confidence=0.90)
     hat = np.full((n, n), 1 / n)
     resid = d - d.mean()
@@ -271,8 +272,18 @@ def test_clustered_mean_interval_is_cr2_with_bell_mccaffrey_degrees_of_freedom()
         w[idx] = adjust.sum(axis=0) / n  # the contrast of the mean: 1'/N on the family's rows
         variance += float(w @ resid) ** 2
         columns.append(w)
+    # the ANOVA estimate of the intra-family correlation, written out
+    groups = [d[codes == g] for g in range(sizes.size)]
+    msw = sum(((x - x.mean()) ** 2).sum() for x in groups) / (n - sizes.size)
+    msb = sum(x.size * (x.mean() - d.mean()) ** 2 for x in groups) / (sizes.size - 1)
+    n0 = (n - (sizes**2).sum() / n) / (sizes.size - 1)
+    rho = min(0.99, max(0.0, (msb - msw) / n0 / ((msb - msw) / n0 + msw)))
+    assert rho > 0.1
+    same = codes[:, None] == codes[None, :]
+    omega = np.where(same, rho, 0.0) + (1 - rho) * np.eye(n)
     b = np.array(columns).T
-    g_matrix = b.T @ (np.eye(n) - hat) @ b
+    m = np.eye(n) - hat
+    g_matrix = b.T @ m @ omega @ m @ b
     df = np.trace(g_matrix) ** 2 / np.trace(g_matrix @ g_matrix)
     half = stats.t.ppf(0.95, df) * math.sqrt(variance)
     assert (low, high) == pytest.approx((d.mean() - half, d.mean() + half), rel=1e-10)
