@@ -24,7 +24,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from comparna.models import RankingSnapshot, Subset
-from comparna.rna.thresholds import ALPHA, MIN_COMMON, VERDICT_MARGIN
+from comparna.rna.thresholds import ALPHA, EQUIVALENCE_DELTA, MIN_COMMON
 from comparna.services import progress, tallies
 from comparna.services.pages.common import cache_get, cache_set, report_value, report_values
 from comparna.services.ranking_scope import EMPTY_OUTCOMES, is_ranked
@@ -96,7 +96,7 @@ def not_ranked(snapshot: RankingSnapshot) -> list[dict]:
                     f"no verdict yet: at most {most} common targets"
                     + (f" in {families} famil{'y' if families == 1 else 'ies'}" if families else "")
                     + f" with another method — not enough to show a difference at p < {ALPHA:g} "
-                    f"or to rule out one of {VERDICT_MARGIN:g} MCC"
+                    f"or to show the two within ±{EQUIVALENCE_DELTA:g} MCC"
                 )
         elif not counts and name in comparative:
             # run on a target once its Rfam family and homologue alignment exist (issue 37)
