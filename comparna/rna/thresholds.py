@@ -40,7 +40,3 @@ FRACTION_2013 = 0.9
 PROTOCOL_2013_LABEL = "CompaRNA 2013 protocol"
 #: Label of the primary verdict.
 PROTOCOL_TARGET_LABEL = "target-level clustered Wilcoxon signed-rank (primary)"
-#: Former margin and power of the removed power-formula draw rule (issue 35); kept only until their last
-#: readers move to :data:`EQUIVALENCE_DELTA`.
-VERDICT_MARGIN = 0.05
-VERDICT_POWER = 0.8

@@ -53,7 +53,8 @@ def test_about_page_explains_each_verdict_with_the_one_alpha(client):
     assert 'id="verdicts"' in page and 'id="protocol-2013"' in page
     assert f"p &lt; {thresholds.ALPHA}" in page and "Holm" in page
     assert "not evidence" in page and "Rosner, Glynn" in page
-    assert f"{thresholds.VERDICT_MARGIN} MCC" in page
+    # "=" by equivalence within ±δ (issue 35: was the power rule's margin)
+    assert f"δ = {thresholds.EQUIVALENCE_DELTA} MCC" in page and "floor" in page
 
 
 def test_no_template_hard_codes_a_ranking_alpha_or_a_nightly_schedule():
