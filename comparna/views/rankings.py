@@ -114,12 +114,10 @@ class RankingIndexView(TemplateView):
             datasets.append({"dataset": dataset, "snapshots": newest_snapshot_summaries(dataset=dataset),
                              **dataset_group(dataset)})
         ctx["datasets"] = datasets
+        ctx["min_common"] = thresholds.MIN_COMMON
         return ctx
 
-        ctx["min_common"] = thresholds.MIN_COMMON
 
-class DatasetRankingView(View):
-    """All subsets of one dataset on one page (compact tables), with links to the full subset pages."""
 def cannot_be_ranked(dataset: Dataset, n_targets: int | None) -> bool:
     """A subset of a static dataset with fewer targets than a verdict needs (issue 37: ArchiveII's
     "Pseudoknotted, short" has 1): it never gets a win, loss or draw, so it is marked rather than shown
@@ -127,6 +125,8 @@ def cannot_be_ranked(dataset: Dataset, n_targets: int | None) -> bool:
     return dataset.kind == Dataset.Kind.STATIC and (n_targets or 0) < thresholds.MIN_COMMON
 
 
+class DatasetRankingView(View):
+    """All subsets of one dataset on one page (compact tables), with links to the full subset pages."""
 
     template_name = "comparna/rankings.html"
 
@@ -151,9 +151,9 @@ def cannot_be_ranked(dataset: Dataset, n_targets: int | None) -> bool:
                     snap = snapshots.get((subset.pk, definition))
                     rows = ranked_rows(stored[snap.pk]) if snap else []
                     state = live.get(snap.pk) if snap else None
+                    n_targets = state["n_targets"] if state else subset.targets.count()
                     sections.append(
                         {
-                    n_targets = state["n_targets"] if state else subset.targets.count()
                             "subset": subset,
                             "definition": definition,
                             "snapshot": snap,
@@ -224,16 +224,16 @@ class SubsetRankingView(View):
                     "subset": snap.subset,
                     "definition": definition,
                     "snapshot": snap,
+                    "unrankable": cannot_be_ranked(snap.dataset, snap.n_targets),
                     "rows": sort_and_filter(rows, sort=sort, direction=direction, kind=kind),
                     "n_all": len(rows),
-                    "unrankable": cannot_be_ranked(snap.dataset, snap.n_targets),
                     "sort": sort,
                     "dir": direction,
                     "kind": kind,
                     "has_comparative": any(r["comparative"] for r in rows),
+                    "overview_json": overview_figure(rows),
                     "history": (history := subset_history(snap)),
                     "history_json": history["figure"],
-                    "overview_json": overview_figure(rows),
                     "others": others,
                     "siblings": siblings,
                     "robustness": robustness or [],
