@@ -17,7 +17,7 @@ from comparna.models import Dataset, Score, Subset, Target
 from comparna.owners.accounts import _mail, absolute, quoted
 from comparna.owners.models import OwnerProfile
 from comparna.owners.names import NAME_UNAVAILABLE, conflicts, name_problem, normalise_name
-from comparna.rna import statistics
+from comparna.rna import statistics, thresholds
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
 from comparna.rna.ranking import MIN_COMMON, CountsTable, target_level_ranking
 from comparna.services.uncertainty import cluster_labels
@@ -271,8 +271,8 @@ def compare_with_public(
         verdict = {
             "+": "better",
             "-": "worse",
-            "=": "no difference shown",
-            "?": "too few targets or families to tell",
+            "=": f"equivalent (within ±{thresholds.EQUIVALENCE_DELTA:g} MCC)",
+            "?": "not decided: too few targets or families, or the test and the mean disagree",
         }[str(result.verdicts[0, 1])]
     paired = statistics.compare_paired(a, b, seed=seed) if n >= 3 else None
     return OwnerComparison(
