@@ -36,10 +36,32 @@ def test_every_page_renders_without_console_errors(live_site, page):
         "targets": "/datasets/pdb/targets/",
         "pdb-standard": "/rankings/pdb/all/standard/",
         "api-docs": "/api/docs/",
+        # issue 37: every page kind, not only the navigation's
+        "ranking-2013": "/rankings/rnastrand/all/extended/?protocol=2013",
+        "pdb-rankings": "/rankings/pdb/",
+        "method-predictions": f"/methods/{mid}/predictions/",
+        "target-browser": "/targets/",
+        "families": "/families/rnastrand/",
+        "unseen": "/unseen/rnastrand/",
+        "weeks": "/weeks/pdb/",
+        "blind": "/blind/",
+        "blind-awaiting": "/blind/awaiting/",
+        "snapshots": "/snapshots/",
+        "snapshots-rnastrand": "/snapshots/rnastrand/",
+        "pdb-polls": "/pdb/polls/",
+        "advice": "/advice/",
+        "submit-page": "/submit/",
+        "signup": "/account/signup/",
+        "login": "/account/login/",
+        "password-reset": "/account/password-reset/",
+        "api-root": "/api/",
     }
     for name, path in pages.items():
         visit(page, base + path, shot=name)
         assert page.title().endswith("CompaRNA") or name.startswith("api"), name
+        # no internal word on any page (issue 37)
+        text = page.locator("body").inner_text()
+        assert not re.search(r"\btoo_long\b|DefaultRouter|[Ee]ntrys\b|(?<![\d.])1 base pairs", text), name
     # the navigation reaches the main pages
     visit(page, base + "/")
     for label in ("Rankings", "Methods", "Datasets", "How we score", "API"):
