@@ -231,7 +231,8 @@ class NewTargetsFeed(Feed):
 
     def item_title(self, item: dict) -> str:
         return (
-            f"{item['n']} new target(s) in {item['dataset__name']}, released {item['release_date']:%Y-%m-%d}"
+            f"{item['n']} new target{'' if item['n'] == 1 else 's'} in {item['dataset__name']}, "
+            f"released {item['release_date']:%Y-%m-%d}"
         )
 
     def item_description(self, item: dict) -> str:

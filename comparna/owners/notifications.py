@@ -171,7 +171,7 @@ def send_digests() -> int:
             )
             try:
                 send_mail(
-                    f"[CompaRNA] {len(notices)} update(s) on your methods",
+                    f"[CompaRNA] {len(notices)} update{'' if len(notices) == 1 else 's'} on your methods",
                     body,
                     settings.DEFAULT_FROM_EMAIL,
                     [profile.user.email],

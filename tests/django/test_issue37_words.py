@@ -43,6 +43,12 @@ def test_public_pages_show_no_internal_word(client, site):
         assert r.status_code == 200, url
         text, _ = visible(r.content.decode())
         problems += [(url, m.group(0)) for m in INTERNAL.finditer(text)]
+    # the feeds: counts pluralised, never "target(s)"
+    for feed in (reverse("feed-targets"), reverse("feed-rankings")):
+        body = client.get(feed).content.decode()
+        assert "<entry>" in body, feed
+        problems += [(feed, m.group(0)) for m in re.finditer(r"\w+\(s\)|" + INTERNAL.pattern, body)]
+        problems += [(feed, "1 targets") for _ in re.finditer(r"<title>1 new targets\b", body)]
     assert not problems, problems
     target_page = visible(client.get(reverse("target-detail", args=[failed.target_id])).content.decode())[0]
     assert "too long" in target_page
