@@ -5,6 +5,7 @@ Public names (stable signatures; :mod:`comparna.rna.clustered` re-exports the fi
     sign_flip_test(sums, *, band=None, thresholds=(), budget=EXACT_BUDGET, hard_budget=HARD_BUDGET)
         -> SignFlipP(p, method, low, high)
     sign_flip_pvalue(sums, *, band=None, ...) -> (p, method)
+    holm_thresholds(alpha, pairs) -> numpy.ndarray (α/k, k = 1 … pairs: the ``thresholds`` of a Holm matrix)
     resampled_pvalues(signed, weights, *, band, cell_budget=CELL_BUDGET) -> (R, P) numpy.ndarray
     hodges_lehmann(d, codes, *, confidence=0.95, seed=0) -> HodgesLehmann(estimate, low, high, n, clusters)
     clustered_mean_interval(d, codes, *, confidence=0.90) -> (low, high)
@@ -22,13 +23,15 @@ K(t) = Σ_c log cosh(t·S_c) is used, with Daniels' second continuity correction
 band [lo, hi] (p_sp ≥ lo/10 and p_sp ≤ 10·hi) the p is computed exactly — by the count when C·m ≤
 ``hard_budget``, else by exact **brackets** from coarsened weights: |S_c| = g·q_c + r_c (0 ≤ r_c < g); the
 "−" families' sum K = g·Q + E with 0 ≤ E ≤ Σ r_c, so P(Q ≤ ⌊(m − Σr)/g⌋) ≤ P(K ≤ m) ≤ P(Q ≤ ⌊m/g⌋), both
-counted exactly on the coarse lattice; g shrinks (×¼) until the bracket is decided or the hard budget is
-spent. A bracket is decided when it lies wholly outside [lo, hi], or holds none of ``thresholds``, or is
-narrower than a relative 1e-3 (method "bracket"); else the method is "undecided" and the caller shows "?".
+counted exactly on the coarse lattice: a cheap bracket first, then the finest grain the rest of the hard
+budget affords. A bracket is decided when it lies wholly outside [lo, hi], or holds none of
+``thresholds``, or is narrower than a relative 1e-3 (method "bracket"); else the method is "undecided" and
+the caller shows "?".
 
 **The band contract.** ``band=(lo, hi)``: every decision the caller takes compares p with thresholds in
-[lo, hi] (Holm over P pairs at α: lo = α/P, hi = α). This module applies the factor 10. ``band=None``: every
-p is decided exactly as far as the hard budget allows (for tests and one-off calls).
+[lo, hi] (Holm over P pairs at α: lo = α/P, hi = α). This module applies the factor 10. Passing the
+thresholds themselves (``thresholds=holm_thresholds(α, P)``) lets a bracket that holds none of them decide.
+``band=None``: every p is decided exactly as far as the hard budget allows (tests and one-off calls).
 
 **Methods**: "exact" (a count of sign flips), "saddlepoint" (an approximation, only outside the widened
 band), "bracket" (exact bounds low ≤ p ≤ high, p inside), "undecided". No p is 0: a tail below the smallest
@@ -59,6 +62,7 @@ __all__ = [
     "SignFlipP",
     "sign_flip_test",
     "sign_flip_pvalue",
+    "holm_thresholds",
     "subset_count_below",
     "saddlepoint_pvalues",
     "resampled_pvalues",
@@ -159,15 +163,65 @@ def _decided(low: float, high: float, band: tuple[float, float] | None, threshol
         return True
     if high <= low * (1 + BRACKET_RTOL):
         return True
-    return bool(thresholds) and not any(low <= x <= high for x in thresholds)
+    if len(thresholds) == 0:
+        return False
+    grid = np.sort(np.asarray(thresholds, dtype=np.float64))
+    at = int(np.searchsorted(grid, low, side="left"))
+    return not (at < grid.size and grid[at] <= high)  # no threshold inside [low, high]
 
 
-def _bracket(a: np.ndarray, m: int, grain: int) -> tuple[float, float, int]:
-    """Exact bounds (low, high) of 2·P(K ≤ m) from weights coarsened by ``grain``, and the cost spent."""
+def holm_thresholds(alpha: float, pairs: int) -> np.ndarray:
+    """Every threshold Holm's step-down procedure over ``pairs`` tests at ``alpha`` compares a p with:
+    α/k, k = 1 … pairs (pass as ``thresholds`` so that a bracket between two of them decides)."""
+    return alpha / np.arange(1, max(1, pairs) + 1, dtype=np.float64)
+
+
+def _dp_cost(a: np.ndarray, limit: int) -> int:
+    """Element operations of :func:`subset_count_below` of ``a`` up to ``limit``: each weight ≤ the limit
+    touches min(limit, reach so far) + 1 counts."""
+    w = np.sort(a[(a > 0) & (a <= limit)])
+    return int(np.minimum(np.cumsum(w), limit).sum()) + int(w.size) + int(a.size)
+
+
+def _finest_grain(a: np.ndarray, m: int, allowance: int) -> int | None:
+    """The smallest grain g whose coarsened count costs at most ``allowance`` (bisection on g: the cost
+    falls as g grows), or None if not even the coarsest affords it."""
+    if allowance <= 0:
+        return None
+    top = max(1, m)
+    if _dp_cost(a // top, m // top) > allowance:
+        return None
+    low, high = 1, top  # cost(high) fits
+    while low < high:
+        mid = (low + high) // 2
+        if _dp_cost(a // mid, m // mid) <= allowance:
+            high = mid
+        else:
+            low = mid + 1
+    return high
+
+
+def _bracket(a: np.ndarray, m: int, grain: int, guess: float) -> tuple[float, float, int]:
+    """Exact bounds (low, high) of p = 2·P(K ≤ m) from weights coarsened by ``grain``, and the cost spent.
+
+    K = g·Q + E, E = Σ_{c flipped} r_c ∈ [0, Σr]: worst case P(Q ≤ ⌊(m − Σr)/g⌋) ≤ P(K ≤ m) ≤
+    P(Q ≤ ⌊m/g⌋). Tighter, by a union bound with Hoeffding's inequality for E (independent terms in
+    [0, r_c]; P(|E − Σr/2| ≥ u) one-sided ≤ ε = exp(−2u²/Σr²)): P(Q ≤ ⌊(m − Σr/2 − u)/g⌋) − ε ≤ P(K ≤ m)
+    ≤ P(Q ≤ ⌊(m − Σr/2 + u)/g⌋) + ε, ε chosen as 1e-3 of the ``guess`` of P. Both hold; the bracket is
+    their intersection, all four from one count.
+    """
     q, r = a // grain, a % grain
-    slack = int(r.sum())
-    (lower, upper) = subset_count_below(q, [(m - slack) // grain if m >= slack else -1, m // grain])
-    return _two_sided(lower, a.size), _two_sided(upper, a.size), a.size * (m // grain + 1)
+    slack, spread = int(r.sum()), float((r.astype(np.float64) ** 2).sum())
+    eps = max(1e-300, 5e-4 * guess)
+    u = math.sqrt(spread * math.log(1 / eps) / 2)
+    centre = m - slack / 2
+    limits = [(m - slack) // grain if m >= slack else -1, m // grain,
+              math.floor((centre - u) / grain) if centre >= u else -1,
+              min(m // grain, math.floor((centre + u) / grain))]
+    wc_low, wc_high, h_low, h_high = (_two_sided(c, a.size) for c in subset_count_below(q, limits))
+    low = max(wc_low, h_low - 2 * eps)
+    high = min(wc_high, h_high + 2 * eps)
+    return low, max(low, high), _dp_cost(q, m // grain)
 
 
 def sign_flip_test(
@@ -200,7 +254,7 @@ def sign_flip_test(
     if t == 0:
         return SignFlipP(1.0, "exact", 1.0, 1.0)
     m = (int(a.sum()) - t) // 2  # Σ|S| − |T| is even: X and T share the parity of Σ|S|
-    cost = a.size * (m + 1)
+    cost = _dp_cost(a, m)
     if cost <= budget:
         p = _two_sided(subset_count_below(a, [m])[0], a.size)
         return SignFlipP(p, "exact", p, p)
@@ -212,19 +266,16 @@ def sign_flip_test(
     if cost <= hard_budget:
         p = _two_sided(subset_count_below(a, [m])[0], a.size)
         return SignFlipP(p, "exact", p, p)
-    # brackets: the coarsest grain first, 4× finer each round, within the hard budget in all
-    grain = max(1, math.ceil(cost / max(1, budget)))
-    spent, low, high = 0, 0.0, 1.0
-    while True:
-        if spent + a.size * (m // grain + 1) > hard_budget:
-            break
-        low, high, used = _bracket(a, m, grain)
+    # brackets: a cheap one (cost ≤ budget) first, then the finest the rest of the hard budget affords
+    low, high, spent = 0.0, 1.0, 0
+    for allowance in (budget, hard_budget):
+        grain = _finest_grain(a, m, allowance - spent)
+        if grain is None:
+            continue
+        low, high, used = _bracket(a, m, grain, approx)
         spent += used
         if _decided(low, high, band, thresholds):
             return SignFlipP(min(max(approx, low), high), "bracket", low, high)
-        if grain == 1:
-            break
-        grain = max(1, grain // 4)
     return SignFlipP(min(max(approx, low), high), "undecided", low, high)
 
 

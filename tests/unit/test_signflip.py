@@ -17,8 +17,10 @@ from scipy import stats
 from comparna.rna.clustered import _signed_rank_sums, clustered_signed_rank_test
 from comparna.rna.signflip import (
     TINY,
+    _dp_cost,
     clustered_mean_interval,
     hodges_lehmann,
+    holm_thresholds,
     resampled_pvalues,
     saddlepoint_pvalues,
     sign_flip_pvalue,
@@ -174,7 +176,7 @@ def test_brackets_hold_the_exact_p_and_decide_or_say_undecided():
     sums, _ = _signed_rank_sums(d, codes)
     exact = convolved(sums)
     a = np.abs(sums[sums != 0])
-    cost = a.size * ((int(a.sum()) - abs(int(sums.sum()))) // 2 + 1)
+    cost = _dp_cost(a, (int(a.sum()) - abs(int(sums.sum()))) // 2)  # the exact count's element operations
     band = (exact / 3, exact * 3)  # the exact p is in the band: the saddlepoint may not decide
     out = sign_flip_test(sums, band=band, budget=cost // 50, hard_budget=cost // 2)
     assert out.method in {"bracket", "undecided"}
@@ -184,6 +186,9 @@ def test_brackets_hold_the_exact_p_and_decide_or_say_undecided():
     decided = sign_flip_test(sums, band=band, thresholds=(exact * 2,), budget=cost // 50,
                              hard_budget=cost // 2)
     assert decided.method == "bracket" and decided.high < exact * 2
+    # Holm's grid: a bracket between two of its thresholds decides
+    grid = holm_thresholds(0.001, 4950)
+    assert grid[0] == 0.001 and grid[-1] == pytest.approx(0.001 / 4950) and grid.size == 4950
     # no budget at all: undecided, never a normal-form verdict
     none = sign_flip_test(sums, band=band, budget=0, hard_budget=0)
     assert none.method == "undecided"
