@@ -368,6 +368,7 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
     clusters = serializers.SerializerMethodField()
     decisions = serializers.SerializerMethodField()
     robustness_n = serializers.SerializerMethodField()
+    within_families = serializers.SerializerMethodField()
     protocol_2013 = serializers.SerializerMethodField()
 
     class Meta:
@@ -384,6 +385,7 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
             "clusters",
             "decisions",
             "robustness_n",
+            "within_families",
             "methods",
             "robustness",
             "conventions",
@@ -404,6 +406,13 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
     @extend_schema_field(DecisionsSerializer(allow_null=True))  # null: a snapshot stored before issue 35
     def get_decisions(self, obj: RankingSnapshot):
         return obj.report.get("decisions")
+
+    @extend_schema_field(serializers.DictField(allow_null=True))
+    def get_within_families(self, obj: RankingSnapshot):
+        """Only where no family-level verdict is possible (the subset floor): the conditional verdicts "for
+        RNAs of these N families; does not generalise to other families" (label, methods, verdicts, p-values,
+        mean differences with 90 % intervals); null otherwise."""
+        return obj.report.get("within_families")
 
     @extend_schema_field(serializers.DictField(allow_null=True))  # null: a snapshot stored before issue 35
     def get_robustness_n(self, obj: RankingSnapshot):

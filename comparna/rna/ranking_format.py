@@ -110,6 +110,15 @@ def format_report(report: Mapping) -> str:
     for i, a in enumerate(methods):
         cells = ["  ." if a == b else f"{report['verdicts'][a][b]:>3}" for b in methods]
         lines.append(f"{abbrev[i]:>3}  {a:<{width}} " + " ".join(cells))
+    conditional = report.get("within_families") if target_view else None
+    if conditional:
+        lines.append("")
+        lines.append(f"within these families (conditional: {conditional['label']})")
+        for row in conditional["methods"]:
+            lines.append(
+                f"{row['rank']:>4}  {row['method']:<{width}}  {row['net']:>4} {row['wins']:>4} "
+                f"{row['losses']:>4} {row['draws']:>4} {row['unknown']:>4}"
+            )
     if report.get("robustness"):
         lines.append("")
         n = report.get("robustness_n") or {}

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from comparna.rna import thresholds
+from comparna.rna.conditional import within_families
 from comparna.rna.counts_table import (
     DRAW,
     LOSS,
@@ -160,9 +161,10 @@ def ranking_report(
         open), ``"p_values"``, ``"p_adjusted"``, ``"mean_interval"`` ({A: {B: [low, high]}}, 90 %),
         ``"hodges_lehmann"`` ({A: {B: [shift, low, high]}}, 95 %), ``"to_decide"`` ({A: {B: [targets,
         families]}} for an open pair), ``"pair_clusters"``, ``"common_targets"``, ``"clusters"``,
-        ``"decisions"`` (:func:`decision_summary`), ``"rank_interval"``, ``"robustness": [{"method",
-        "rank", "rank_low", "rank_high", "mcc", "targets"}]`` with ``"robustness_n"``, ``"protocol_2013"``
-        (:func:`protocol_2013_report`), ``"seed"`` and ``"conventions"``.
+        ``"decisions"`` (:func:`decision_summary`), ``"within_families"`` (only when the subset floor fires:
+        :func:`comparna.rna.conditional.within_families`, labelled conditional), ``"rank_interval"``,
+        ``"robustness": [{"method", "rank", "rank_low", "rank_high", "mcc", "targets"}]`` with
+        ``"robustness_n"``, ``"protocol_2013"`` (:func:`protocol_2013_report`) ``"seed"``, ``"conventions"``.
     """
     codes = _codes(clusters, len(table.targets))
     m = len(table.methods)
@@ -225,6 +227,9 @@ def ranking_report(
         "seed": result.seed,
         "conventions": result.conventions,
     }
+    if result.floor and result.floor["fires"]:
+        # the families cannot decide anything: the conditional view beside it, under its own key and label
+        report["within_families"] = within_families(table, scores, codes)
     if with_2013:
         report["protocol_2013"] = protocol_2013_report(table, seed=seed)
     if not robustness:

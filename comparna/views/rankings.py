@@ -206,9 +206,11 @@ class SubsetRankingView(View):
         def render() -> str:
             # the report's parts it shows, never the whole report (about 10 MB at 100 methods, issue 28)
             view, shown = snapshot_protocol(snap, protocol)
-            robustness, robustness_targets, clusters, common_targets, decisions, robustness_n = report_values(
-                snap, ("robustness",), ("robustness_targets",), ("clusters",), ("common_targets_ranked",),
-                ("decisions",), ("robustness_n",))
+            robustness, robustness_targets, clusters, common_targets, decisions, robustness_n, conditional = (
+                report_values(snap, ("robustness",), ("robustness_targets",), ("clusters",),
+                              ("common_targets_ranked",), ("decisions",), ("robustness_n",),
+                              ("within_families", "methods")))
+            conditional_label = report_values(snap, ("within_families", "label"))[0] if conditional else None
             all_rows = ranking_rows(snap, shown)
             rows = with_provenance(with_compare_links(ranked_rows(all_rows)), dataset=snap.dataset)
             others = list(
@@ -250,6 +252,9 @@ class SubsetRankingView(View):
                     "decisions": describe_decisions(decisions) if shown == "target" else None,
                     "decision_counts": decisions if shown == "target" else None,
                     "robustness_n": robustness_n,
+                    # where the floor fires: the within-these-families view, labelled, never mixed in
+                    "conditional": conditional if shown == "target" else None,
+                    "conditional_label": conditional_label,
                     "thresholds": thresholds,
                     "conventions": view.get("conventions", {}),
                     "explicit_snapshot": explicit,

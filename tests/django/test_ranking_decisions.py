@@ -81,3 +81,36 @@ def test_the_api_gives_the_decisions_and_each_pair_reason_and_effects(client, op
     assert row["mean_interval"]["low"] <= row["mean_difference"] <= row["mean_interval"]["high"]
     assert row["hodges_lehmann"]["low"] <= row["hodges_lehmann"]["estimate"] <= row["hodges_lehmann"]["high"]
     assert row["to_decide"]["targets"] > 0
+
+
+def test_a_subset_of_three_families_says_so_once_and_shows_the_conditional_view(client):
+    """Three declared families: the floor (2/2^3 > 0.001) makes every family-level verdict "?"; the page
+    says why once and shows the within-these-families verdicts under their own heading and label."""
+    cache.clear()
+    rng = random.Random(5)
+    dataset = make_dataset("threefam")
+    good, bad = make_method_version("Good"), make_method_version("Bad")
+    for k in range(30):
+        target = make_target("GCAU" * 10, random_db(rng, 40), dataset=dataset)
+        target.family, target.family_source = f"fam{k % 3}", "dataset"
+        target.save()
+        p_good = make_prediction(good, target, random_db(rng, 40))
+        p_good.pairs = target.references.get().pairs  # Good is perfect everywhere
+        p_good.save()
+        p_bad = make_prediction(bad, target, "." * 40)
+        for p in (p_good, p_bad):
+            score_prediction(prediction=p)
+    snap, _ = rank_subset(subset=Subset.objects.get(dataset=dataset, slug="all"), definition="extended")
+    assert snap.report["verdicts"]["Good"]["Bad"] == "?"
+    assert snap.report["verdict_reasons"]["Good"]["Bad"] == "floor"
+    view = snap.report["within_families"]
+    assert view["label"] == "for RNAs of these 3 families; does not generalise to other families"
+    assert view["verdicts"]["Good"]["Bad"] == "+"
+    page = html.unescape(
+        client.get(reverse("subset-rankings", args=["threefam", "all", "extended"])).content.decode()
+    )
+    assert page.count('id="floor-note"') == 1 and "No family-level verdict is possible here" in page
+    assert 'id="within-families"' in page and "for RNAs of these 3 families; does not generalise" in page
+    one = client.get(f"/api/rankings/{snap.pk}/", HTTP_ACCEPT="application/json").json()
+    assert one["within_families"]["verdicts"]["Good"]["Bad"] == "+"
+    assert one["decisions"]["floor"]["fires"] is True

@@ -157,3 +157,37 @@ def test_a_draw_needs_the_interval_inside_delta(tmp_path):
     assert report["verdicts"]["A"]["B"] == "?" and report["verdict_reasons"]["A"]["B"] == "open"
     more_targets, more_families = report["to_decide"]["A"]["B"]
     assert more_targets > 0 and more_families > 0
+
+
+def test_nine_families_get_a_labelled_conditional_view_never_mixed_with_the_family_level(tmp_path):
+    """Where the floor fires, the within-these-families view decides what the sample of families cannot, and
+    says for what: "for RNAs of these 9 families; does not generalise to other families"."""
+    path = tmp_path / "c.csv"
+    write(path, family_rows(ARCHIVE_II, {"Top": TP[0.9], "Mid": TP[0.8], "Low": TP[0.4]}))
+    report = rank(path)
+    view = report["within_families"]
+    assert view["label"] == "for RNAs of these 9 families; does not generalise to other families"
+    assert [(r["method"], r["rank"], r["net"]) for r in view["methods"]] == [("Top", 1, 2), ("Mid", 2, 0),
+                                                                              ("Low", 3, -2)]
+    assert view["verdicts"]["Top"]["Mid"] == "+" and view["verdicts"]["Low"]["Top"] == "-"
+    # the family-level verdicts stay "?" (floor): the two views are never mixed
+    assert report["verdicts"]["Top"]["Mid"] == "?" and report["methods"][0]["wins"] == 0
+
+
+def test_the_stratified_variance_is_the_textbook_one():
+    """Var d̄ = Σ_f (n_f/N)² s_f²/n_f (Cochran 1977, §5.3), here against a loop over the strata; a stratum of
+    one target takes the pooled within-stratum variance."""
+    import numpy as np
+
+    from comparna.rna.conditional import stratified_mean_test
+
+    rng = np.random.default_rng(3)
+    sizes = [10, 25, 7, 1]
+    d = rng.normal(0.03, 0.1, sum(sizes))
+    strata = np.repeat(np.arange(len(sizes)), sizes)
+    mean, se, df = stratified_mean_test(d, strata)
+    n = len(d)
+    within = [np.var(d[strata == f], ddof=1) for f in range(3)]
+    pooled = sum(v * (k - 1) for v, k in zip(within, sizes, strict=False)) / (n - len(sizes))
+    expected = sum((k / n) ** 2 * v / k for v, k in zip([*within, pooled], sizes, strict=True))
+    assert mean == pytest.approx(d.mean()) and se == pytest.approx(np.sqrt(expected)) and df == n - len(sizes)
