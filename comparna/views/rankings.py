@@ -171,6 +171,7 @@ class DatasetRankingView(View):
                             else unranked_summary(subset=subset, definition=definition),
                         }
                     )
+            with_provenance([r for s in sections for r in s["rows"]], dataset=dataset)  # one query (issue 36)
             return render_to_string(
                 self.template_name,
                 {"dataset": dataset, "sections": sections, "progress": progress},
