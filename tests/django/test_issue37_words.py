@@ -112,3 +112,20 @@ def test_a_static_subset_too_small_to_rank_is_marked(client, site):
     whole = re.search(r'<section class="subset" id="all-extended">(.*?)</section>', page, re.S).group(1)
     assert "unrankable" not in whole and "<table" in whole
     tiny.delete()
+
+
+def test_the_datasets_page_marks_a_subset_too_small_to_rank(client, site):
+    from django.core.cache import cache
+
+    from comparna.models import Dataset, Subset, Target
+
+    cache.clear()
+    strand = Dataset.objects.get(slug="rnastrand")
+    tiny = Subset.objects.create(dataset=strand, slug="tiny-pk", name="Tiny pseudoknotted", order=99)
+    tiny.targets.add(*Target.objects.filter(dataset=strand).order_by("pk")[:3])
+    page = client.get(reverse("datasets")).content.decode()
+    rows = dict(re.findall(r"<tr><td>([^<]+)</td>.*?<td class=\"num\">(.*?)</td></tr>", page, re.S))
+    assert rows["Tiny pseudoknotted"].startswith("3 ") and "too few to rank" in rows["Tiny pseudoknotted"]
+    assert "too few to rank" not in rows["All RNAs"]
+    tiny.delete()
+    cache.clear()
