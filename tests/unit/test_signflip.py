@@ -227,8 +227,8 @@ def test_resampled_pvalues_never_beat_the_floor_of_few_families():
 # ---------------------------------------------------------------------------------- Hodges–Lehmann
 def test_walsh_order_statistics_equal_brute_force_with_ties():
     rng = np.random.default_rng(3)
-    for n in (1, 2, 7, 90, 700):
-        x = np.sort(np.round(rng.normal(size=n), 1))
+    for n, decimals in ((1, 1), (2, 1), (7, 1), (90, 1), (700, 1), (900, 12), (1500, 3)):
+        x = np.sort(np.round(rng.normal(size=n), decimals))
         walsh = np.sort((x[:, None] + x[None, :])[np.triu_indices(n)])
         for k in {1, walsh.size // 3 + 1, (walsh.size + 1) // 2, walsh.size}:
             assert walsh_order_statistic(x, k) == walsh[k - 1]
