@@ -106,6 +106,7 @@ def test_ranking_rows_carry_provenance_and_the_pages_say_which_rankings_cannot_b
     pdb_page = Client().get(reverse("subset-rankings", args=["pdb", "all", "extended"])).content.decode()
     assert 'id="ungameable"' in pdb_page and "no method owner can game" in pdb_page
     assert 'id="ungameable"' in Client().get(reverse("blind-index")).content.decode()
+    assert 'id="ungameable"' in Client().get(reverse("pdb-weeks", args=["pdb"])).content.decode()
 
 
 def test_a_web_services_answer_for_a_public_reference_is_self_reported_but_counts_blind(
