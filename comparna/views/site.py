@@ -10,6 +10,7 @@ from comparna.rna import ranking, statistics, thresholds
 from comparna.services import progress
 from comparna.services.pages.common import LENGTH_BINS, cached
 from comparna.services.pages.dataset_groups import dataset_group, grouped
+from comparna.services.pages.provenance import with_provenance
 from comparna.services.pages.rankings import rankings_at_a_glance
 from comparna.services.pages.site import (
     dataset_downloads,
@@ -52,6 +53,8 @@ class HomeView(TemplateView):
         ctx["imports"] = [{"run": r, "outcome": import_outcome(r)} for r in ImportRun.objects.all()[:5]]
         ctx["changes"] = weekly_changes()
         ctx["glance"] = sorted(rankings_at_a_glance(), key=lambda g: bool(dataset_group(g["dataset"])))
+        for g in ctx["glance"]:  # one query per dataset shown (issue 36)
+            with_provenance(g["rows"], dataset=g["dataset"])
         ctx["polls"] = list(PollRun.objects.all()[:3])
         ctx["pdb_start"] = pdb_start_status()
         return ctx

@@ -102,6 +102,8 @@ def test_ranking_rows_carry_provenance_and_the_pages_say_which_rankings_cannot_b
     assert 'data-provenance="catalogue"' in cat and "not-blind" not in cat
     overview = Client().get(reverse("dataset-rankings", args=["strand"])).content.decode()
     assert 'id="gameable"' in overview and 'data-provenance="program"' in overview
+    home = Client().get(reverse("home")).content.decode()
+    assert 'data-provenance="program"' in home and 'data-provenance="catalogue"' in home
     rank_subset(subset=Subset.objects.get(dataset=site["pdb"], slug="all"), definition="extended")
     pdb_page = Client().get(reverse("subset-rankings", args=["pdb", "all", "extended"])).content.decode()
     assert 'id="ungameable"' in pdb_page and "no method owner can game" in pdb_page
