@@ -59,7 +59,8 @@ class OwnedMethodSerializer(serializers.ModelSerializer):
         ]
 
     def get_version(self, m: Method) -> dict | None:
-        """The version the owner last saved; ``pending_review`` while staff have not approved it."""
+        """The version the owner last saved; ``pending_review`` while staff have not approved it, and the
+        declared training data awaiting their approval (``proposed_training_data``, else null: issue 36)."""
         v = m.working_version
         if v is None:
             return None
@@ -69,6 +70,7 @@ class OwnedMethodSerializer(serializers.ModelSerializer):
             "fingerprint": v.fingerprint,
             "spec": v.spec,
             "pending_review": v.pending_review,
+            "proposed_training_data": v.proposed_training_data,
         }
 
     def get_progress(self, m: Method) -> dict:

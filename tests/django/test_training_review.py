@@ -95,6 +95,10 @@ def test_an_owners_new_training_declaration_waits_for_staff_before_the_unseen_ra
     assert 'id="training-review"' in owner.get(reverse("owner-method", args=[method.pk])).content.decode()
     form = owner.get(reverse("owner-method-edit", args=[method.pk])).context["form"]
     assert form.initial["training_data"] == "telomerase RNA"
+    mine = owner.get(f"/api/owner/methods/{method.pk}/").json()["version"]
+    assert mine["proposed_training_data"] == list(PROPOSED)
+    assert Client().get(f"/api/methods/{method.pk}/").json()["versions"][0]["spec"]["training_data"] == list(
+        APPROVED)  # the public API: the approved declaration
 
     # staff approve it with the same action as a new program: the next unseen ranking uses it
     r = staff.post(reverse("admin:predictors_method_changelist"),
