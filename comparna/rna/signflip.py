@@ -20,13 +20,14 @@ subset-sum count truncated at m (cost C·m element operations, cheap in the far 
 **Where the exact count is too dear** (C·m above ``budget``) the Lugannani–Rice saddlepoint approximation on
 K(t) = Σ_c log cosh(t·S_c) is used, with Daniels' second continuity correction for the lattice of X (span
 2·gcd|S_c|). An approximation never decides: when it lies within a factor of 10 of the caller's decision
-band [lo, hi] (p_sp ≥ lo/10 and p_sp ≤ 10·hi) the p is computed exactly — by the count when C·m ≤
-``hard_budget``, else by exact **brackets** from coarsened weights: |S_c| = g·q_c + r_c (0 ≤ r_c < g); the
-"−" families' sum K = g·Q + E with 0 ≤ E ≤ Σ r_c, so P(Q ≤ ⌊(m − Σr)/g⌋) ≤ P(K ≤ m) ≤ P(Q ≤ ⌊m/g⌋), both
-counted exactly on the coarse lattice: a cheap bracket first, then the finest grain the rest of the hard
+band [lo, hi] (p_sp ≥ lo/10 and p_sp ≤ 10·hi) the p is decided exactly: by exact **brackets** from
+coarsened weights, |S_c| = g·q_c + r_c (0 ≤ r_c < g), the "−" families' sum K = g·Q + E with
+0 ≤ E ≤ Σ r_c, so P(Q ≤ ⌊(m − Σr)/g⌋) ≤ P(K ≤ m) ≤ P(Q ≤ ⌊m/g⌋), both counted exactly on the coarse
+lattice (tightened by a Hoeffding bound on E, :func:`_bracket`) — a cheap bracket first (cost ≤
+``budget``); then the full count if C·m ≤ ``hard_budget``; else the finest bracket the rest of the hard
 budget affords. A bracket is decided when it lies wholly outside [lo, hi], or holds none of
-``thresholds``, or is narrower than a relative 1e-3 (method "bracket"); else the method is "undecided" and
-the caller shows "?".
+``thresholds``, or is narrower than a relative 1e-3 (method "bracket"); else the method is "undecided"
+and the caller shows "?".
 
 **The band contract.** ``band=(lo, hi)``: every decision the caller takes compares p with thresholds in
 [lo, hi] (Holm over P pairs at α: lo = α/P, hi = α). This module applies the factor 10. Passing the
@@ -263,17 +264,20 @@ def sign_flip_test(
     lo, hi = _widened(band)
     if approx < lo or approx > hi:
         return SignFlipP(approx, "saddlepoint", approx, approx)
-    if cost <= hard_budget:
+    # near the band: a cheap bracket (cost ≤ budget) first, which decides whenever no threshold is close;
+    # then the exact count if the hard budget affords it; else the finest bracket the rest affords
+    low, high, spent = 0.0, 1.0, 0
+    grain = _finest_grain(a, m, budget)
+    if grain is not None and grain > 1:
+        low, high, spent = _bracket(a, m, grain, approx)
+        if _decided(low, high, band, thresholds):
+            return SignFlipP(min(max(approx, low), high), "bracket", low, high)
+    if spent + cost <= hard_budget:
         p = _two_sided(subset_count_below(a, [m])[0], a.size)
         return SignFlipP(p, "exact", p, p)
-    # brackets: a cheap one (cost ≤ budget) first, then the finest the rest of the hard budget affords
-    low, high, spent = 0.0, 1.0, 0
-    for allowance in (budget, hard_budget):
-        grain = _finest_grain(a, m, allowance - spent)
-        if grain is None:
-            continue
-        low, high, used = _bracket(a, m, grain, approx)
-        spent += used
+    grain = _finest_grain(a, m, hard_budget - spent)
+    if grain is not None:
+        low, high, _ = _bracket(a, m, grain, approx)
         if _decided(low, high, band, thresholds):
             return SignFlipP(min(max(approx, low), high), "bracket", low, high)
     return SignFlipP(min(max(approx, low), high), "undecided", low, high)
