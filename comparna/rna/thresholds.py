@@ -30,7 +30,7 @@ RANK_INTERVAL_BUDGET = 400_000_000
 RANK_MIN_RESAMPLES = 100
 #: Work budget of the Hodges–Lehmann shifts (pairs × common targets); above it they are computed for the
 #: pairs of methods next to each other in the order only (the report says which).
-EFFECT_BUDGET = 30_000_000
+EFFECT_BUDGET = 3_000_000
 #: Confidence of the rank interval.
 RANK_CONFIDENCE = 0.95
 #: The CompaRNA 2013 protocol (a labelled view, never the headline): replicates and subsample fraction.
