@@ -200,3 +200,42 @@ def test_family_heat_map_cells_show_n(live_site, browser):
             assert cell.locator(".heat-n").inner_text() == f"n = {cell.get_attribute('data-n')}"
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["1366", "390"])
+def test_one_mean_mcc_and_the_chain_in_the_browser(live_site, browser, viewport):
+    """Item 1: GoodFold's mean MCC read on the ranking page (cell, tooltip, the column's label, which a
+    phone's card shows beside the value), the CSV, the JSON download and the API are one number under one
+    name; item 7: a PDB target's page names its chain."""
+    base = live_site["url"]
+    context, pg = new_page(browser, viewport)
+    try:
+        visit(pg, f"{base}/rankings/rnastrand/all/extended/")
+        cell = pg.locator('#ranking-table tr[data-method="GoodFold"] td.decided-mcc')
+        value, n = cell.get_attribute("data-value"), cell.get_attribute("data-n")
+        shown = f"{float(value):.3f}"
+        assert " ".join(cell.inner_text().split()).startswith(f"{shown} (n = {n})")
+        assert (
+            cell.get_attribute("title")
+            == f"Mean MCC {shown} on the n = {n} targets that decided GoodFold's place"
+        )
+        if viewport["width"] < 600:  # the card labels the value with its column's name
+            assert cell.get_attribute("data-label") == "Mean MCC (n)"
+        else:
+            assert pg.locator("#ranking-table th[data-key=mcc]").inner_text().strip() == "Mean MCC (n)"
+        csv_href = pg.locator("#download-csv").get_attribute("href")
+        rows = {r["method"]: r for r in csv.DictReader(io.StringIO(pg.request.get(base + csv_href).text()))}
+        assert f"{float(rows['GoodFold']['mean_mcc']):.3f}" == shown and rows["GoodFold"]["mean_mcc_n"] == n
+        data = pg.request.get(base + pg.locator("#download-json").get_attribute("href")).json()
+        exported = next(m for m in data["methods"] if m["method"] == "GoodFold")
+        assert f"{exported['mean_mcc']:.3f}" == shown and str(exported["mean_mcc_n"]) == n
+        api = pg.request.get(
+            f"{base}/api/rankings/{data['snapshot']}/", headers={"Accept": "application/json"}
+        )
+        row = next(m for m in api.json()["methods"] if m["method"] == "GoodFold")
+        assert f"{row['mean_mcc']:.3f}" == shown and str(row["mean_mcc_n"]) == n
+        visit(pg, f"{base}/targets/{live_site['pdb_target']}/", shot=f"target-chain-{viewport['width']}")
+        assert pg.locator("#chain").inner_text() == "A"
+        assert "chain A" in " ".join(pg.locator("#source").inner_text().split())
+    finally:
+        context.close()
