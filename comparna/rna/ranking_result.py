@@ -26,7 +26,7 @@ class PairwiseRanking:
     mean_difference : numpy.ndarray
         (M, M) mean over replicates of MCC(a) − MCC(b) (NaN for "?" pairs).
     wins, losses, draws, unknown, ranks : numpy.ndarray
-        Per method; ``ranks`` is the competition rank by wins (1, 1, 3).
+        Per method; ``ranks`` is the competition rank by wins (2013 protocol) or net wins (target level).
     seed : int
     conventions : dict
     p_adjusted : numpy.ndarray or None
