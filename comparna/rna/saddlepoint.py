@@ -143,6 +143,8 @@ MAX_BIG = 64
 REACH = 0.5
 #: Cells × large families per block of the series saddlepoint.
 _BLOCK = 1 << 21
+#: Families × pairs per block of pairs (the per-pair sorting and power sums).
+_PAIR_ELEMENTS = 1 << 20
 
 
 def series_saddlepoint_pvalues(
@@ -183,6 +185,16 @@ def series_saddlepoint_pvalues(
     wf = np.asarray(weights, dtype=np.float64)
     out = np.ones(rows.size)
     if rows.size == 0:
+        return out
+    # pairs a block at a time: the per-pair arrays (families × pairs) stay ~10 MB whatever the matrix
+    pairs = np.unique(cols)
+    step = max(1, _PAIR_ELEMENTS // max(1, a.shape[0]))
+    if pairs.size > step:
+        observed = np.asarray(observed, dtype=np.float64)
+        for lo in range(0, pairs.size, step):
+            pick = np.flatnonzero(np.isin(cols, pairs[lo : lo + step]))
+            out[pick] = series_saddlepoint_pvalues(a, wf, rows[pick], cols[pick], observed[pick], span,
+                                                   settle_below=settle_below)
         return out
     used, local = np.unique(cols, return_inverse=True)
     sub = a[:, used]
