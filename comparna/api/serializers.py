@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
 from comparna.api.provenance import ProvenanceFields, ScoreProvenanceFields
+from comparna.api.ranking_names import DEPRECATED_ROW_FIELDS, named_mcc_fields, pooled_mcc_common_field
 from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Score, Subset, Target
 from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_bpseq, write_dot_bracket
@@ -252,32 +253,6 @@ class ScoreSerializer(ScoreProvenanceFields, serializers.ModelSerializer):
         ]
 
 
-def _named_mcc() -> dict:
-    """The numbers of a ranking row under the names of the ranking's CSV and JSON downloads (issue 37: one
-    name per definition); ``decided_mcc``, ``decided_targets`` and ``mcc`` are the deprecated names of the
-    three."""
-    return {
-        "mean_mcc": serializers.FloatField(
-            required=False,
-            allow_null=True,
-            help_text="Mean MCC: the mean per-target MCC on exactly the targets that decided the method's "
-            "place (its pairwise sets with a win, loss or draw); the pages' “mean MCC (n)”. Replaces "
-            "decided_mcc.",
-        ),
-        "mean_mcc_n": serializers.IntegerField(
-            required=False,
-            allow_null=True,
-            help_text="n of the mean MCC: the targets that decided the place. Replaces decided_targets.",
-        ),
-        "pooled_mcc_own_targets": serializers.FloatField(
-            help_text="Pooled MCC: the MCC of the counts pooled over the method's own scored targets. "
-            "Replaces mcc."
-        ),
-    }
-
-
-_DEPRECATED = ["decided_mcc", "decided_targets", "mcc"]
-
 #: One row of a ranking report: the engine's verdict counts, every poolable metric of the registry (the
 #: engine's own pooled MCC is always there), and the number of targets.
 RankingRowSerializer = type(
@@ -306,14 +281,8 @@ RankingRowSerializer = type(
             "pairwise sets with a win, loss or draw).",
         ),
         "decided_targets": serializers.IntegerField(required=False, help_text="The number of those targets."),
-        **_named_mcc(),
-        "pooled_mcc_common": serializers.FloatField(
-            required=False,
-            allow_null=True,
-            help_text="Pooled MCC: the MCC of the counts pooled over the common targets (every ranked "
-            "method scored them); the ranking CSV's column of the same name. Null in reports without "
-            "common targets.",
-        ),
+        **named_mcc_fields(),
+        "pooled_mcc_common": pooled_mcc_common_field(),
         **{
             m.name: serializers.FloatField(required=m.name == "mcc", help_text=f"{m.label}, pooled counts.")
             for m in POOLED
@@ -323,7 +292,7 @@ RankingRowSerializer = type(
 )
 
 
-RankingRowSerializer = extend_schema_serializer(deprecate_fields=_DEPRECATED)(RankingRowSerializer)
+RankingRowSerializer = extend_schema_serializer(deprecate_fields=DEPRECATED_ROW_FIELDS)(RankingRowSerializer)
 
 
 class RobustnessRowSerializer(serializers.Serializer):
@@ -452,8 +421,8 @@ class RankingSummaryRowSerializer(serializers.Serializer):
     targets = serializers.IntegerField()
 
 
-RankingSummaryRowSerializer = extend_schema_serializer(deprecate_fields=_DEPRECATED)(
-    type("RankingSummaryRowSerializer", (RankingSummaryRowSerializer,), _named_mcc())
+RankingSummaryRowSerializer = extend_schema_serializer(deprecate_fields=DEPRECATED_ROW_FIELDS)(
+    type("RankingSummaryRowSerializer", (RankingSummaryRowSerializer,), named_mcc_fields())
 )
 
 
