@@ -13,6 +13,7 @@ from comparna.rna.canonical import structure_from_text
 from comparna.rna.formats import write_bpseq, write_dot_bracket
 from comparna.rna.metric_registry import POOLED, STORED_FIELDS
 from comparna.rna.structure import StructureFormatError
+from comparna.services.pages.export_fields import api_row
 from predictors.models import Method, MethodVersion, Prediction
 
 
@@ -395,8 +396,6 @@ class RankingSnapshotSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(RankingRowSerializer(many=True))
     def get_methods(self, obj: RankingSnapshot):
-        from comparna.services.pages.export_fields import api_row
-
         common = obj.report.get("common_scores") or {}
         return [api_row(r, common) for r in obj.report.get("methods", [])]
 
