@@ -75,7 +75,7 @@ def walsh_order_statistic(x: np.ndarray, k: int, *, seed: int = 0) -> float:
             starts = ends - sizes
             row_ix = np.repeat(rows, sizes)
             col_ix = np.arange(alive) - np.repeat(starts, sizes) + np.repeat(left, sizes)
-            return float(np.sort(x[row_ix] + x[col_ix])[k - below - 1])
+            return float(np.partition(x[row_ix] + x[col_ix], k - below - 1)[k - below - 1])
         # two pivots from a sample of the candidates, around the k-th's expected place in the sample
         starts = ends - sizes
         picks = rng.integers(alive, size=_SAMPLE)
@@ -98,6 +98,17 @@ def walsh_order_statistic(x: np.ndarray, k: int, *, seed: int = 0) -> float:
         if low_pivot == high_pivot:
             return low_pivot
         below, left, right = below_low, under, upto
+
+
+def _next_walsh(x: np.ndarray, value: float, k: int) -> float:
+    """The k-th smallest Walsh sum of sorted ``x`` when the (k−1)-th is ``value``: ``value`` itself if at
+    least k sums are ≤ it, else the smallest sum above it (one pass instead of a second selection)."""
+    rows = np.arange(x.size)
+    upto = np.maximum(_upto(x, value, False), rows)  # per row i, the first column j ≥ i with a sum > value
+    if int((upto - rows).sum()) >= k:
+        return value
+    live = upto < x.size
+    return float((x[rows[live]] + x[upto[live]]).min())
 
 
 def _saddlepoint_critical(a: np.ndarray, level: float) -> float:
@@ -161,8 +172,8 @@ def hodges_lehmann(
     if total % 2:
         estimate = walsh_order_statistic(x, (total + 1) // 2, seed=seed) / 2
     else:
-        pair = [walsh_order_statistic(x, k, seed=seed) for k in (total // 2, total // 2 + 1)]
-        estimate = (pair[0] + pair[1]) / 4
+        first = walsh_order_statistic(x, total // 2, seed=seed)
+        estimate = (first + _next_walsh(x, first, total // 2 + 1)) / 4
     diffs = np.asarray(d, dtype=np.float64) - estimate
     sums, _ = _signed_rank_sums(diffs, g)
     critical = _saddlepoint_critical(np.abs(sums[sums != 0]), 1 - confidence) / 2  # single-rank units

@@ -236,6 +236,10 @@ def test_walsh_order_statistics_equal_brute_force_with_ties():
 
 def test_hodges_lehmann_is_the_median_of_walsh_averages_with_an_interval_around_it():
     rng = np.random.default_rng(4)
+    for n, decimals in ((500, 3), (499, 12), (2, 2), (3, 1)):  # an even and an odd count of Walsh sums
+        x = np.round(rng.normal(0.03, 0.1, n), decimals)
+        walsh = ((x[:, None] + x[None, :]) / 2)[np.triu_indices(n)]
+        assert hodges_lehmann(x, np.arange(n)).estimate == pytest.approx(np.median(walsh), abs=1e-15)
     d = np.round(rng.normal(0.03, 0.1, 501), 3)
     codes = rng.integers(0, 60, d.size)
     walsh = ((d[:, None] + d[None, :]) / 2)[np.triu_indices(d.size)]
