@@ -46,6 +46,7 @@ class TimingReport:
         self.last: dict[str, float] = {}
         self.tests: dict[str, int] = defaultdict(int)
         self.outcomes: dict[str, int] = defaultdict(int)
+        self.written_at = self.started
 
     def pytest_runtest_logreport(self, report):
         path = _file_of(report.nodeid)
@@ -58,6 +59,11 @@ class TimingReport:
         if report.when == "call" or (report.when == "setup" and not report.passed):
             self.tests[path] += 1
             self.outcomes[report.outcome] += 1
+        # written as the run goes too (every 30 s, "complete": false): a run cut short still leaves its times
+        now = time.time()
+        if now - self.written_at > 30:
+            self.written_at = now
+            self.write(now - self.started, self.files(), complete=False)
 
     def files(self) -> list[dict]:
         rows = [
@@ -71,13 +77,14 @@ class TimingReport:
         ]
         return sorted(rows, key=lambda row: -row["seconds"])
 
-    def write(self, wall: float, rows: list[dict]) -> Path | None:
+    def write(self, wall: float, rows: list[dict], *, complete: bool = True) -> Path | None:
         target = os.environ.get("COMPARNA_TEST_REPORT", str(DEFAULT_PATH))
         if not target:
             return None
         path = Path(target)
         workers = getattr(self.config.option, "numprocesses", None)
         summary = {
+            "complete": complete,
             "wall_seconds": round(wall, 2),
             "budget_seconds": BUDGET_S,
             "workers": workers or 0,
