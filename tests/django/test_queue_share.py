@@ -1,5 +1,5 @@
-"""Development methods have their own share of the prediction queue (issue 37, item 5): a method author's first
-predictions start within a launch or two of registering, whatever the public backlog.
+"""Development methods have their own share of the prediction queue (issue 37, item 5): a method author's
+first predictions start within a launch or two of registering, whatever the public backlog.
 
 A new development method behind a full public window is sent at once on its own lane's queue; the workers of
 ``predict`` take that queue too, and Kombu takes a worker's queues in turn (tested here with the filesystem
