@@ -302,7 +302,7 @@ def test_submit_a_method_walkthrough_from_the_home_page(live_site, page):
     n_targets = requests.get(base + "/api/targets/", timeout=30).json()["count"]
     assert re.match(
         rf"WrenFold registered as a development method; {n_targets} predictions queued; "
-        r"(done within (about .+|a minute) at the workers' recent rate \(.+\)|no estimate yet: .+)\.$",
+        r"(done within (about .+|a minute) at its own recent rate \(.+\)|no estimate yet: .+)\.$",
         message,
     ), message
     assert page.locator("#visibility").inner_text() == "development"
