@@ -7,9 +7,9 @@ its snapshot is settled; computed from the predictions table in a request, those
 ``COMPARNA_TALLY_INTERVAL_S``) counts once per dataset and per subset, by method version, state and
 self-reported flag, with the throughput window's finished counts, into :class:`comparna.tallies.models`
 (a few thousand rows), counts the targets per dataset and subset, and checks in the background whether each
-newest ranking snapshot's inputs are still current. The pages read those rows: :func:`progress_counts`,
-:func:`subset_status_counts`, :func:`inputs_current`, :func:`target_counts`, :func:`version_tallies` (a
-method's page).
+newest ranking snapshot's inputs are still current. The pages read those rows:
+:func:`progress_counts_by_dataset`, :func:`subset_status_counts`, :func:`inputs_current`,
+:func:`target_counts`, :func:`version_tallies` (a method's page).
 
 Until the first refresh has run (a fresh install, the tests) the readers answer None and the caller counts
 live, as before.
@@ -21,7 +21,6 @@ import datetime as dt
 import hashlib
 import json
 import time
-from collections import defaultdict
 
 from django.db import transaction
 from django.db.models import Count, Min, Q
@@ -153,49 +152,14 @@ def _methods() -> dict[int, tuple[str, int, bool, bool]]:
     }
 
 
-def progress_counts(
-    *, dataset: Dataset | None = None, subset: Subset | None = None, include_private: bool = False
-) -> tuple[dict, dict, TallyRun] | None:
-    """What :func:`comparna.services.progress.prediction_progress` counts, from the tallies: ``(by_method
-    {(name, method pk): {status: n}}, recent {name: (n, first started)}, run)``; None before the first
-    refresh. Public methods' predictions that are not self-reported, or with ``include_private`` every
-    method's predictions that are not self-reported (what the workers run)."""
-    run = current_run()
-    if run is None:
-        return None
-    rows = PredictionTally.objects.filter(run=run, self_reported=False)
-    if subset is not None:
-        rows = rows.filter(subset=subset)
-    else:
-        rows = rows.filter(subset__isnull=True)
-        if dataset is not None:
-            rows = rows.filter(dataset=dataset)
-    versions = _methods()
-    by_method: dict[tuple[str, int], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    recent: dict[str, list] = {}
-    for version, status, n, n_recent, first in rows.values_list(
-        "method_version_id", "status", "n", "recent", "first_started"
-    ):
-        name, mpk, _, public = versions[version]
-        if not include_private and not public:
-            continue
-        by_method[(name, mpk)][status] += n
-        if n_recent:
-            got = recent.setdefault(name, [0, None])
-            got[0] += n_recent
-            got[1] = first if got[1] is None or (first is not None and first < got[1]) else got[1]
-    return (
-        {k: dict(v) for k, v in by_method.items()},
-        {name: (n, first) for name, (n, first) in recent.items()},
-        run,
-    )
-
-
 def progress_counts_by_dataset(
     *, subset: Subset | None = None, dataset: Dataset | None = None, include_private: bool = False
 ) -> tuple[dict[int, tuple[dict, dict]], TallyRun] | None:
-    """:func:`progress_counts` split by dataset, in one query: ``({dataset pk: (by_method, recent)}, run)``
-    of one subset's predictions, or of every dataset's (or one dataset's); None before the first refresh."""
+    """What :func:`comparna.services.progress.prediction_progress` counts, from the tallies, by dataset in one
+    query: ``({dataset pk: (by_method {(name, method pk): {status: n}}, recent {name: (n, first started)})},
+    run)`` of one subset's predictions, or of every dataset's (or one dataset's); None before the first
+    refresh. Public methods' predictions that are not self-reported, or with ``include_private`` every
+    method's predictions that are not self-reported (what the workers run)."""
     run = current_run()
     if run is None:
         return None
