@@ -118,4 +118,5 @@ def test_the_page_reads_the_tallies_says_when_and_lists_the_newest_failures(clie
 
 def test_before_the_first_count_the_page_counts_and_says_no_time(client, method):
     page = client.get(reverse("method-detail", args=[method.pk])).content.decode()
-    assert "counted at" not in page and "failed: 5" in page and f"The newest {FAILURE_ROWS} of 28" in page
+    # states in words since bd17209 (status_label: the state's label, "Failed", "too long")
+    assert "counted at" not in page and "Failed: 5" in page and f"The newest {FAILURE_ROWS} of 28" in page
