@@ -21,7 +21,7 @@ from comparna.services.pages.comparison import (
 )
 from comparna.services.pages.figures import overview_figure
 from comparna.services.pages.ranking_status import ranking_live
-from comparna.services.pages.rankings import ranked_rows, ranking_rows
+from comparna.services.pages.rankings import ranked_rows, stored_ranking_rows
 from comparna.views.rankings import find_snapshot
 from predictors.models import Method
 
@@ -69,10 +69,7 @@ class MethodComparisonView(TemplateView):
             per_target=per_target_rows(comp.rows) if comp is not None else [],
             expected_common=expected_common(snap, a.name, b.name),
             state=ranking_live(snap)["state"] if comp is not None else None,
-            # the subset's PPV–sensitivity overview from the stored rows, the two methods highlighted
-            overview_json=overview_figure(ranked_rows(ranking_rows(snap)), highlight=(a.name, b.name))
-            if comp is not None
-            else None,
+            overview_json=self.overview(snap, a, b) if comp is not None else None,
             fp_kinds=[
                 (
                     "fp_inconsistent",
@@ -84,6 +81,14 @@ class MethodComparisonView(TemplateView):
             ],
         )
         return ctx
+
+    @staticmethod
+    def overview(snap, a: Method, b: Method) -> str | None:
+        """The subset's PPV–sensitivity overview with the two methods highlighted, from the rows stored in the
+        background (store_ranking_rows); none until they are stored: computing them reads every score of the
+        subset, which no request does for a figure beside the comparison."""
+        rows = stored_ranking_rows(snap)
+        return overview_figure(ranked_rows(rows), highlight=(a.name, b.name)) if rows else None
 
 
 class MethodComparisonPickView(View):

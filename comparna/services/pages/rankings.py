@@ -72,14 +72,8 @@ def ranking_rows(
     first computed (normally the ones the snapshot was computed from). A page reads the rows
     :func:`store_ranking_rows` stored in the background; ``compute_only`` computes them (what it stores).
     """
-    if not compute_only and protocol in PROTOCOLS:
-        # stored in the background under the protocol they show (store_ranking_rows): read without the report
-        found = cache_get(f"ranking-rows:{snapshot.pk}:{protocol}")
-        if found is None:
-            found = RankingRows.objects.filter(snapshot=snapshot, protocol=protocol).values_list(
-                "rows", flat=True).first()
-        if found is not None:
-            return found
+    if not compute_only and (found := stored_ranking_rows(snapshot, protocol)) is not None:
+        return found
     view, shown = snapshot_view(snapshot, protocol)
 
     def compute() -> list[dict]:
@@ -140,6 +134,19 @@ def ranking_rows(
     if compute_only:
         return compute()
     return cached(f"ranking-rows:{snapshot.pk}:{shown}", stored_or_compute)
+
+
+def stored_ranking_rows(snapshot: RankingSnapshot, protocol: str = "target") -> list[dict] | None:
+    """The rows :func:`store_ranking_rows` stored in the background (or :func:`ranking_rows` cached) under
+    ``protocol``, read without the report; None when neither exists. Never computes them: a page that only
+    shows something beside its own content (the comparison's overview) reads these, no score."""
+    if protocol not in PROTOCOLS:
+        return None
+    found = cache_get(f"ranking-rows:{snapshot.pk}:{protocol}")
+    if found is None:
+        found = RankingRows.objects.filter(snapshot=snapshot, protocol=protocol).values_list(
+            "rows", flat=True).first()
+    return found
 
 
 def ranking_rows_of(snapshots) -> dict[int, list[dict]]:
