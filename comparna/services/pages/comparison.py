@@ -1,5 +1,8 @@
 """The comparison page of two methods in one subset × definition: pooled counts, the ranking engine's test
-for the pair, paired statistics with power, per-family and per-length CIs, a scatter plot and the CSV."""
+for the pair, paired statistics with power, per-family and per-length CIs, a scatter plot and the CSV.
+
+The group-sequential look of a weekly-growing dataset is in
+:mod:`comparna.services.pages.comparison_sequential` (its two functions are imported here too)."""
 
 from __future__ import annotations
 
@@ -26,7 +29,6 @@ from comparna.rna.ranking import (
     wilcoxon_pvalues,
 )
 from comparna.rna.ranking import COUNT_FIELDS as ENGINE_COUNTS
-from comparna.rna.sequential import DIFFERENT, NO_DIFFERENCE
 from comparna.rna.target_verdicts import subset_floor
 from comparna.services.pages.common import (
     COUNT_FIELDS,
@@ -41,16 +43,10 @@ from comparna.services.pages.common import (
     report_value,
     report_values,
 )
+from comparna.services.pages.comparison_sequential import sequential_look, sequential_paired_verdict
 from comparna.services.pages.figures import comparison_scatter_figure, group_mcc_figure
 from comparna.services.pages.snapshot_data import scored_counts, snapshot_scores
-from comparna.services.uncertainty import (
-    cluster_labels,
-    history_rows,
-    is_sequential,
-    pair_entries,
-    pair_series,
-    sequential_for_pair,
-)
+from comparna.services.uncertainty import cluster_labels
 from predictors.models import Method
 
 
@@ -474,38 +470,3 @@ def comparison_csv(comp: Comparison) -> str:
             vals += [s.counts[c] for c in COUNT_FIELDS] + [f"{getattr(s, c):.6f}" for c in SCORE_FIELDS]
         w.writerow([r["source_id"], r["length"], r["rna_class"], *vals])
     return buf.getvalue()
-
-
-def sequential_paired_verdict(sequential: str, unadjusted: str) -> str:
-    """The comparison verdict on a sequentially monitored dataset.
-
-    "different" only when the group-sequential boundary has been crossed; an unadjusted "different" without
-    a crossing reads "not yet (boundary not crossed)"; when the planned maximum was reached without a
-    crossing, "no difference shown" unless the power makes it "equivalent"; otherwise Xu et al.'s
-    "equivalent" / "inconclusive".
-    """
-    if sequential == DIFFERENT:
-        return "different"
-    if sequential == NO_DIFFERENCE:
-        return "equivalent" if unadjusted == "equivalent" else "no difference shown"
-    return "not yet (boundary not crossed)" if unadjusted == "different" else unadjusted
-
-
-def sequential_look(
-    *, snapshot: RankingSnapshot, a: str, b: str, current: tuple[float, int] | None = None
-) -> dict | None:
-    """Group-sequential verdict of ``a`` against ``b`` on a weekly-growing dataset (SCIENCE.md §6).
-
-    The looks are this snapshot and the earlier ones of the subset × definition at which the pair had more
-    common targets than before; each carries its paired t statistic (:mod:`comparna.services.uncertainty`).
-    ``current`` (t, n) stands for this look when the snapshot predates stored statistics. None for static
-    datasets (one look, no correction needed).
-    """
-    if not is_sequential(snapshot.dataset):
-        return None
-    entries = pair_entries(history_rows(snapshot), a, b)  # the pair's stored statistics, not the reports
-    stored = entries[-1] if entries else None
-    series = pair_series(entries, a, b)
-    if current is not None and (not stored or "paired" not in stored):
-        series.append(current)
-    return sequential_for_pair(series=series)
