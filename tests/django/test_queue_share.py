@@ -93,6 +93,7 @@ def test_the_broker_takes_a_workers_queues_in_turn(tmp_path):
     folder.mkdir()
     options = {"data_folder_in": str(folder), "data_folder_out": str(folder),
                "processed_folder": str(tmp_path / "processed"), "store_processed": False,
+               "control_folder": str(tmp_path / "control"),  # Kombu's default is ./control
                "polling_interval": 0.01}
     exchange = Exchange("lanes", type="direct")
     queues = [Queue(name, exchange, routing_key=name) for name in ("predict", "develop")]
