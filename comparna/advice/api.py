@@ -29,6 +29,17 @@ class AdviceRequestSerializer(serializers.Serializer):
     )
 
 
+def _first_error(errors, where: str = "") -> str:
+    """The first message of a serializer's errors, with where it is ("methods.0: ..."): list fields nest
+    their items' errors in dicts keyed by index."""
+    if isinstance(errors, dict):
+        key, value = next(iter(errors.items()))
+        return _first_error(value, f"{where}.{key}" if where else str(key))
+    if isinstance(errors, list) and errors:
+        return _first_error(errors[0], where)
+    return f"{where}: {errors}" if where else str(errors)
+
+
 def _links(request, token: str) -> dict:
     return {
         "token": token,
@@ -37,12 +48,23 @@ def _links(request, token: str) -> dict:
     }
 
 
-@method_decorator(never_cache, name="dispatch")
-class AdviceCreateApi(APIView):
-    """Take a sequence or a FASTA of up to 10; the evidence and the runs are worked out in the background."""
+class _ErrorsAsError(APIView):
+    """DRF's own refusals (a body that is not JSON, an unsupported media type, a wrong method) answered as
+    ``{"error": ...}`` like the advisor's: one error shape for every answer the schema documents."""
 
     authentication_classes: list = []
     renderer_classes = [JSONRenderer]
+
+    def handle_exception(self, exc):
+        response = super().handle_exception(exc)
+        if isinstance(response.data, dict) and set(response.data) == {"detail"}:
+            response.data = {"error": str(response.data["detail"])}
+        return response
+
+
+@method_decorator(never_cache, name="dispatch")
+class AdviceCreateApi(_ErrorsAsError):
+    """Take a sequence or a FASTA of up to 10; the evidence and the runs are worked out in the background."""
 
     @extend_schema(
         tags=["advice"],
@@ -53,14 +75,14 @@ class AdviceCreateApi(APIView):
                 "api_url": serializers.URLField(), "status": serializers.CharField(),
             }),
             400: OpenApiResponse(_ERROR, description="The input is refused (the message names the problem)."),
+            415: OpenApiResponse(_ERROR, description="The body is neither JSON nor a form."),
             429: OpenApiResponse(_ERROR, description="A rate limit or the queue cap; try again later."),
         },
     )
     def post(self, request):
         body = AdviceRequestSerializer(data=request.data)
         if not body.is_valid():
-            first = next(iter(body.errors.items()))
-            return Response({"error": f"{first[0]}: {first[1][0]}"}, status=400)
+            return Response({"error": _first_error(body.errors)}, status=400)
         try:
             advice = services.request_advice(
                 text=body.validated_data["sequences"], chosen=body.validated_data.get("methods") or [],
@@ -74,11 +96,8 @@ class AdviceCreateApi(APIView):
 
 
 @method_decorator(never_cache, name="dispatch")
-class AdviceDetailApi(APIView):
+class AdviceDetailApi(_ErrorsAsError):
     """A request's evidence per sequence, its runs (structures as pairs), agreement and consensus."""
-
-    authentication_classes: list = []
-    renderer_classes = [JSONRenderer]
 
     @extend_schema(
         tags=["advice"],

@@ -167,3 +167,17 @@ def test_only_methods_run_in_the_sandbox_can_be_ticked(client, benchmark):
 def test_the_schema_lists_the_endpoint(client):
     schema = client.get(reverse("api-schema"), HTTP_ACCEPT="application/json").content.decode()
     assert "/api/advice/" in schema and "/api/advice/{token}/" in schema
+
+
+def test_a_body_that_is_not_json_is_answered_in_the_documented_shape(client):
+    bad = client.post(reverse("api-advice"), data=b"\x00", content_type="application/json")
+    assert bad.status_code == 400 and "JSON parse error" in bad.json()["error"]
+    odd = client.post(reverse("api-advice"), data=b"x", content_type="text/csv")
+    assert odd.status_code == 415 and set(odd.json()) == {"error"}
+    assert client.delete(reverse("api-advice")).json().keys() == {"error"}
+
+
+def test_a_bad_method_id_in_a_form_body_is_named(client):
+    bad = client.post(reverse("api-advice"), {"sequences": "ACGUACGUACGU", "methods": ["2", "0"]})
+    assert bad.status_code == 400
+    assert bad.json()["error"] == "methods.1: Ensure this value is greater than or equal to 1."
