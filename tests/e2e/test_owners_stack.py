@@ -359,7 +359,7 @@ def test_owner_walkthrough(site, owner_image_archive, browser):
     stack.manage("shell", "-c", "from comparna.owners.tasks import send_owner_digests_task as t; t.delay()")
     digest = wait_for(
         lambda: re.search(
-            r"Subject: \[CompaRNA\] \d+ update\(s\) on your methods.*?(?=\n-{20,}|\Z)", mails(mail_dir), re.S
+            r"Subject: \[CompaRNA\] \d+ updates? on your methods.*?(?=\n-{20,}|\Z)", mails(mail_dir), re.S
         ),
         timeout=60,
         what="the digest e-mail",
