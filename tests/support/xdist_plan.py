@@ -11,7 +11,8 @@ replaces xdist's scheduler by one whose unit of work is
 
 Units are handed out longest first (a worker takes the next as it finishes one): the files in ``SLOWEST`` in
 that order (the slowest of the last full runs, ``var/test-report.json``), then the rest by folder (e2e, bench,
-django, unit) in collection order. The order is only a hint for the wall time: a file missing from the list
+django) in collection order, then the files that use the Playwright browser (see ``BROWSER_FIXTURES``), then
+the unit tests. The order is only a hint for the wall time: a file missing from the list
 runs all the same. Every worker computes the same order from the same collection (xdist refuses different
 collections), so it depends on nothing but the code.
 
@@ -60,14 +61,23 @@ def _group(nodeid: str) -> str | None:
     return name if sep and name and "]" not in name and "::" not in name and "/" not in name else None
 
 
-def rank(nodeid: str) -> tuple[int, int]:
+#: Fixtures of Playwright's sync API. It leaves an event loop running in the process, after which Django
+#: refuses database access ("SynchronousOnlyOperation: You cannot call this from an async context"): a file
+#: that uses them is handed out after every tests/django/ file, so that no worker runs Django tests after it
+#: (the unit tests, handed out last, ran after the browser tests in the single-process order too).
+BROWSER_FIXTURES = {"browser", "page", "live_site"}
+
+
+def rank(nodeid: str, browser_files: frozenset[str] | set[str] = frozenset()) -> tuple[int, int]:
     path = _file(nodeid)
+    if path in browser_files:
+        return (3, 0)
     if path in SLOWEST:
         return (0, SLOWEST.index(path))
     if path in PER_TEST:
         return (1, 0)
     folder = next((i for i, f in enumerate(FOLDERS) if path.startswith(f)), len(FOLDERS))
-    return (2, folder)
+    return (2, folder) if folder < FOLDERS.index("tests/unit/") else (4, folder)
 
 
 @pytest.hookimpl(trylast=True)
@@ -75,7 +85,10 @@ def pytest_collection_modifyitems(config, items):
     # only in xdist's workers: a single-process run keeps the collection order
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    items[:] = sorted(items, key=lambda item: rank(item.nodeid))  # stable: a file's tests stay in order
+    browser_files = {_file(item.nodeid) for item in items
+                     if BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    # stable: a file's tests stay in order
+    items[:] = sorted(items, key=lambda item: rank(item.nodeid, browser_files))
 
 
 @pytest.hookimpl(optionalhook=True)

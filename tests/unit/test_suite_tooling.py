@@ -70,10 +70,13 @@ def test_units_of_work_are_files_groups_and_single_bench_smokes():
 def test_hand_out_order_starts_with_the_slowest_files():
     ids = ["tests/unit/test_u.py::t", "tests/django/test_d.py::t", "tests/bench/test_bench_smoke.py::t[x]",
            "tests/e2e/test_z.py::t", xdist_plan.SLOWEST[1] + "::t", xdist_plan.SLOWEST[0] + "::t"]
-    ordered = sorted(ids, key=xdist_plan.rank)
+    ids.append("tests/e2e/test_browser_x.py::t")
+    ordered = sorted(ids, key=lambda nodeid: xdist_plan.rank(nodeid, {"tests/e2e/test_browser_x.py"}))
+    # a file using the browser after every Django file (Playwright's loop stays in the process), then unit
     assert ordered == [xdist_plan.SLOWEST[0] + "::t", xdist_plan.SLOWEST[1] + "::t",
                        "tests/bench/test_bench_smoke.py::t[x]", "tests/e2e/test_z.py::t",
-                       "tests/django/test_d.py::t", "tests/unit/test_u.py::t"]
+                       "tests/django/test_d.py::t", "tests/e2e/test_browser_x.py::t",
+                       "tests/unit/test_u.py::t"]
     # the hint names real files (a renamed file would silently lose its place)
     missing = [path for path in xdist_plan.SLOWEST if not (REPO / path).exists()]
     assert missing == []
