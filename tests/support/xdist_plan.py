@@ -11,8 +11,8 @@ replaces xdist's scheduler by one whose unit of work is
 
 Units are handed out longest first (a worker takes the next as it finishes one): the files in ``SLOWEST`` in
 that order (the slowest of the last full runs, ``var/test-report.json``), then the rest by folder (e2e, bench,
-django) in collection order, then the files that use the Playwright browser (see ``BROWSER_FIXTURES``), then
-the unit tests. The order is only a hint for the wall time: a file missing from the list
+django) in collection order, then the unit tests, then the files that use the Playwright browser (see
+``BROWSER_FIXTURES``). The order is only a hint for the wall time: a file missing from the list
 runs all the same. Every worker computes the same order from the same collection (xdist refuses different
 collections), so it depends on nothing but the code.
 
@@ -63,15 +63,15 @@ def _group(nodeid: str) -> str | None:
 
 #: Fixtures of Playwright's sync API. It leaves an event loop running in the process, after which Django
 #: refuses database access ("SynchronousOnlyOperation: You cannot call this from an async context"): a file
-#: that uses them is handed out after every tests/django/ file, so that no worker runs Django tests after it
-#: (the unit tests, handed out last, ran after the browser tests in the single-process order too).
+#: that uses them is handed out last, after every tests/django/ and tests/unit/ file, so that no worker runs a
+#: database test after it (a unit file with one django_db test, handed out after a browser file, errored).
 BROWSER_FIXTURES = {"browser", "page", "live_site"}
 
 
 def rank(nodeid: str, browser_files: frozenset[str] | set[str] = frozenset()) -> tuple[int, int]:
     path = _file(nodeid)
     if path in browser_files:
-        return (3, 0)
+        return (5, 0)
     if path in SLOWEST:
         return (0, SLOWEST.index(path))
     if path in PER_TEST:

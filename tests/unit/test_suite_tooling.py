@@ -72,11 +72,12 @@ def test_hand_out_order_starts_with_the_slowest_files():
            "tests/e2e/test_z.py::t", xdist_plan.SLOWEST[1] + "::t", xdist_plan.SLOWEST[0] + "::t"]
     ids.append("tests/e2e/test_browser_x.py::t")
     ordered = sorted(ids, key=lambda nodeid: xdist_plan.rank(nodeid, {"tests/e2e/test_browser_x.py"}))
-    # a file using the browser after every Django file (Playwright's loop stays in the process), then unit
+    # a file using the browser last, after every file that may use the database (Playwright's loop stays in
+    # the process, and Django then refuses database access: unit files have django_db tests too)
     assert ordered == [xdist_plan.SLOWEST[0] + "::t", xdist_plan.SLOWEST[1] + "::t",
                        "tests/bench/test_bench_smoke.py::t[x]", "tests/e2e/test_z.py::t",
-                       "tests/django/test_d.py::t", "tests/e2e/test_browser_x.py::t",
-                       "tests/unit/test_u.py::t"]
+                       "tests/django/test_d.py::t", "tests/unit/test_u.py::t",
+                       "tests/e2e/test_browser_x.py::t"]
     # the hint names real files (a renamed file would silently lose its place)
     missing = [path for path in xdist_plan.SLOWEST if not (REPO / path).exists()]
     assert missing == []
