@@ -39,7 +39,9 @@ class AdviceFormView(View):
     def post(self, request):
         text = request.POST.get("sequences", "")
         try:
-            chosen = [int(v) for v in request.POST.getlist("methods") if v.isdigit()]
+            # ids only: ASCII digits of a sane length (int("²") raises, a 4000-digit one is no id)
+            ids = request.POST.getlist("methods")
+            chosen = [int(v) for v in ids if v.isascii() and v.isdigit() and len(v) < 10]
             advice = services.request_advice(text=text, chosen=chosen, address=client_address(request))
         except (AdviceInputError, services.AdviceRefused) as exc:
             status = 429 if isinstance(exc, services.AdviceRefused) and "try again" in str(exc) else 400

@@ -181,3 +181,8 @@ def test_a_bad_method_id_in_a_form_body_is_named(client):
     bad = client.post(reverse("api-advice"), {"sequences": "ACGUACGUACGU", "methods": ["2", "0"]})
     assert bad.status_code == 400
     assert bad.json()["error"] == "methods.1: Ensure this value is greater than or equal to 1."
+
+
+def test_odd_method_ids_in_the_form_are_ignored_not_a_500(client, benchmark):
+    page = client.post(reverse("advice"), {"sequences": "ACGUAC", "methods": ["²", "9" * 40, "-1"]})
+    assert page.status_code == 400 and "at least 10" in page.content.decode()
