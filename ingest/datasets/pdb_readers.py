@@ -28,7 +28,6 @@ from __future__ import annotations
 import csv
 import gzip
 import io
-import tarfile
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,7 +36,14 @@ from pathlib import Path
 from comparna.bounded import TarBudget
 from comparna.rna.formats import parse_dot_bracket, read_pair_json
 from comparna.rna.structure import Structure, StructureFormatError
-from ingest.datasets.readers import MAX_MEMBER_BYTES, EntryError, RawEntry, SourceError, _read_text
+from ingest.datasets.readers import (
+    MAX_MEMBER_BYTES,
+    EntryError,
+    RawEntry,
+    SourceError,
+    _read_text,
+    tar_members,
+)
 
 __all__ = [
     "PDB_READERS",
@@ -259,22 +265,16 @@ def _cif_files(path: Path, suffix: str, tmp: Path) -> Iterator[tuple[str, str, P
     if not path.is_file():
         raise SourceError(f"{path} does not exist")
     budget = TarBudget(member_cap=MAX_MEMBER_BYTES, total_cap=512 * 2**20, what=f"archive {path.name}")
-    try:
-        tf = tarfile.open(path, "r|*")
-    except tarfile.TarError as exc:
-        raise SourceError(f"{path.name} is not a readable tar archive: {exc}") from None
-    with tf:
-        for m in tf:
-            budget.admit(m)
-            name = Path(m.name).name
-            if not (m.isfile() and name.endswith(suffix)) or name.startswith("."):
-                continue
-            fh = tf.extractfile(m)
-            if fh is None:
-                continue
-            file = tmp / name
-            file.write_bytes(fh.read())
-            yield name[: -len(suffix)], m.name, file
+    for tf, m in tar_members(path, budget):
+        name = Path(m.name).name
+        if not (m.isfile() and name.endswith(suffix)) or name.startswith("."):
+            continue
+        fh = tf.extractfile(m)
+        if fh is None:
+            continue
+        file = tmp / name
+        file.write_bytes(fh.read())
+        yield name[: -len(suffix)], m.name, file
 
 
 #: Format name -> reader(path, **options).

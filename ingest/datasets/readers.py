@@ -109,6 +109,26 @@ def _archive_texts(path: Path, suffix: str) -> Iterator[tuple[str, str, str | En
     if not path.is_file():
         raise SourceError(f"{path} does not exist")
     budget = TarBudget(member_cap=2**62, total_cap=MAX_TOTAL_BYTES, what=f"archive {path.name}")
+    for tf, m in tar_members(path, budget):
+        parts = Path(m.name).parts
+        if not (m.isfile() and m.name.endswith(suffix)) or any(p.startswith(".") for p in parts):
+            continue
+        entry_id = Path(m.name).stem
+        if m.size > MAX_MEMBER_BYTES:
+            yield entry_id, m.name, EntryError(
+                entry_id, m.name, f"{m.size} bytes uncompressed, over the {MAX_MEMBER_BYTES} byte limit"
+            )
+            continue
+        fh = tf.extractfile(m)
+        if fh is None:
+            yield entry_id, m.name, EntryError(entry_id, m.name, "tar member cannot be read")
+            continue
+        yield entry_id, m.name, _decode(entry_id, m.name, fh.read())
+
+
+def tar_members(path: Path, budget: TarBudget) -> Iterator[tuple[tarfile.TarFile, tarfile.TarInfo]]:
+    """Every member of a (compressed) tar archive, streamed, each admitted by ``budget`` first; an archive
+    that cannot be opened is a :class:`SourceError` naming it."""
     try:
         tf = tarfile.open(path, "r|*")
     except tarfile.TarError as exc:
@@ -116,20 +136,7 @@ def _archive_texts(path: Path, suffix: str) -> Iterator[tuple[str, str, str | En
     with tf:
         for m in tf:
             budget.admit(m)
-            parts = Path(m.name).parts
-            if not (m.isfile() and m.name.endswith(suffix)) or any(p.startswith(".") for p in parts):
-                continue
-            entry_id = Path(m.name).stem
-            if m.size > MAX_MEMBER_BYTES:
-                yield entry_id, m.name, EntryError(
-                    entry_id, m.name, f"{m.size} bytes uncompressed, over the {MAX_MEMBER_BYTES} byte limit"
-                )
-                continue
-            fh = tf.extractfile(m)
-            if fh is None:
-                yield entry_id, m.name, EntryError(entry_id, m.name, "tar member cannot be read")
-                continue
-            yield entry_id, m.name, _decode(entry_id, m.name, fh.read())
+            yield tf, m
 
 
 def _decode(entry_id: str, member: str, data: bytes) -> str | EntryError:
