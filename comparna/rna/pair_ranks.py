@@ -42,7 +42,7 @@ class PairSignedRanks:
     pvalue, statistic : numpy.ndarray
         (P,) the clustered signed-rank test of the per-target MCC differences a − b with the families of the
         targets: two-sided p under the exact family sign-flip null
-        (:func:`comparna.rna.verdict_statistics.pair_pvalue`) and T = Σ sign(d)·rank(|d|).
+        (:func:`comparna.rna.verdict_statistics.pair_pvalues`) and T = Σ sign(d)·rank(|d|).
     method : numpy.ndarray
         (P,) str, how each p was computed; ``"undecided"`` when it could not be placed on one side of a
         threshold of ``band``.
@@ -104,8 +104,8 @@ def pair_signed_ranks(
     the column), ties get their average rank, and the signed ranks, differences and counts are summed per
     family with one ``bincount`` over (pair, family) bins: the same ranks and family sums as
     :func:`comparna.rna.clustered.clustered_signed_rank_test` computes pair by pair. Each pair's p-value is
-    then taken from the exact sign-flip null, exactly wherever a Holm threshold of the subset's pairs
-    (between α/P and α) is near (:func:`comparna.rna.verdict_statistics.pair_pvalue`).
+    then taken from the exact sign-flip null, exactly wherever the Holm threshold that decides the pair is
+    near (:func:`comparna.rna.verdict_statistics.pair_pvalues`, over all the pairs at once).
 
     Parameters
     ----------
@@ -125,7 +125,6 @@ def pair_signed_ranks(
     t = len(table.targets)
     n_pairs = len(pairs)
     n_codes = int(codes.max()) + 1 if t else 0
-    band = vs.holm_band(alpha, n_pairs)
     out = {
         "pvalue": np.full(n_pairs, np.nan),
         "statistic": np.zeros(n_pairs),
@@ -152,6 +151,7 @@ def pair_signed_ranks(
     codes = np.asarray(codes, dtype=np.int64)
     pair_array = np.array(pairs, dtype=np.intp).reshape(-1, 2)
     step = max(1, _PAIR_BLOCK // t)
+    pair_sums: list[np.ndarray] = []
     for start in range(0, n_pairs, step):
         pa, pb = pair_array[start : start + step].T
         rows = pa.size
@@ -193,7 +193,7 @@ def pair_signed_ranks(
             p = start + k
             local = rank_sums[k][ranked[k]]
             d_k, codes_k = d_all[bounds[k] : bounds[k + 1]], c_codes[bounds[k] : bounds[k + 1]]
-            out["pvalue"][p], out["method"][p] = vs.pair_pvalue(local, band=band)
+            pair_sums.append(local)
             out["statistic"][p] = float(local.sum()) / 2
             out["mean"][p] = means[k]
             out["nonzero"][p] = bool(np.any(d_k))
@@ -215,6 +215,7 @@ def pair_signed_ranks(
                 np.bincount(c_bins, weights=d_all, minlength=rows * n_codes).reshape(rows, n_codes).T
             )
             out["sizes"][:, start : start + rows] = sizes.T
+    out["pvalue"], out["method"], _, _ = vs.pair_pvalues(pair_sums, alpha=alpha)
     return PairSignedRanks(list(pairs), **out)
 
 

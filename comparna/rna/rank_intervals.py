@@ -23,6 +23,7 @@ from comparna.rna.counts_table import ALPHA, MIN_COMMON, CountsTable
 from comparna.rna.metrics import mcc_from_arrays
 from comparna.rna.pair_ranks import PairSignedRanks, _codes, pair_signed_ranks
 from comparna.rna.ranking_result import tie_spans
+from comparna.rna.statistics import holm_rows
 
 #: Resamples handled together in one block of the interval bootstrap (bounds its temporaries).
 _BLOCK = 128
@@ -51,12 +52,7 @@ def net_win_spans(
     """Rank spans by net wins of many resamples at once: ``p``, ``stat``, ``mean`` (R, P) per resample and
     pair; Holm across the pairs of each row; a pair is won by the method its statistic favours when the
     adjusted p < α and the mean agrees (the target-level win rule). Returns (starts, ends), each (R, M)."""
-    n_pairs = p.shape[1]
-    order = np.argsort(p, axis=1, kind="stable")
-    q = np.take_along_axis(p, order, axis=1) * (n_pairs - np.arange(n_pairs))
-    q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
-    adjusted = np.empty_like(q)
-    np.put_along_axis(adjusted, order, q, axis=1)
+    adjusted = holm_rows(p)
     win = (adjusted < alpha) & (stat != 0) & (np.sign(mean) == np.sign(stat))
     first_wins = (win & (stat > 0)).astype(np.float64)
     second_wins = (win & (stat < 0)).astype(np.float64)

@@ -187,6 +187,12 @@ def ranking_report(
     methods = _method_rows(table, result, own_mcc, tie_order=tie)
     n_families = int((pair_data.signed != 0).any(axis=1).sum()) if pair_data.signed is not None else 0
     resamples = budgeted_resamples(rank_resamples, pairs=len(pairs), families=n_families)
+    floored = bool(result.floor and result.floor["fires"])
+    if floored:
+        # a resample draws C families (a family drawn k times counts as k sign flips), so its smallest p is
+        # 2/2^C too and Holm's first step P·2/2^C ≥ α: no resample can decide a pair, every interval is the
+        # point's tie span [1, M] — exactly what the bootstrap would return, without its cost
+        resamples = 0
     low, high = rank_intervals(
         table, clusters=clusters, seed=seed, resamples=resamples, pair_data=pair_data, point=result.net
     )
@@ -223,7 +229,8 @@ def ranking_report(
         "decisions": decision_summary(result),
         "hodges_lehmann_pairs": effect_pairs,
         "rank_interval": {"resamples": resamples, "confidence": thresholds.RANK_CONFIDENCE,
-                          "rule": "net wins, the same test and win rule as the verdicts"},
+                          "rule": "net wins, the same test and win rule as the verdicts"
+                          + ("; no resample can beat the subset floor: the tie span" if floored else "")},
         "seed": result.seed,
         "conventions": result.conventions,
     }

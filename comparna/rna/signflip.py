@@ -54,6 +54,7 @@ from comparna.rna.effect_sizes import (
     walsh_order_statistic,
 )
 from comparna.rna.saddlepoint import TINY, saddlepoint_pvalues, series_saddlepoint_pvalues
+from comparna.rna.statistics import holm_sides
 
 __all__ = [
     "EXACT_BUDGET",
@@ -63,6 +64,8 @@ __all__ = [
     "SignFlipP",
     "sign_flip_test",
     "sign_flip_pvalue",
+    "first_pass",
+    "refine",
     "holm_thresholds",
     "subset_count_below",
     "saddlepoint_pvalues",
@@ -75,12 +78,19 @@ __all__ = [
 
 #: Element operations (C × m) up to which the exact count is always used (~0.05 s).
 EXACT_BUDGET = 30_000_000
+#: Element operations of the exact count in a ranking's first pass over its pairs (~3 ms, :func:`first_pass`).
+FIRST_BUDGET = 2_000_000
 #: Element operations the exact count or the brackets may spend on a p near the decision band (~2 s).
 HARD_BUDGET = 1_500_000_000
 #: Per (resample, pair) cell of :func:`resampled_pvalues`: exact count near the band up to this cost.
 CELL_BUDGET = 2_000_000
 #: Factor around the decision band inside which an approximation is not trusted.
 BAND_FACTOR = 10.0
+#: The rank-interval bootstrap (a Monte Carlo estimate itself) counts a cell exactly when its Holm decision
+#: is open within this factor of the saddlepoint, not 10: the saddlepoint stays within a few per cent of the
+#: exact p in the tail (tests/unit/test_signflip.py), and at 100 methods a factor of 10 left ~600 cells of
+#: every resample open (550 000 counts, 150 s for one 400-target subset).
+BOOTSTRAP_TRUST = 1.25
 #: A bracket narrower than this (relative) counts as decided.
 BRACKET_RTOL = 1e-3
 #: Rescale the running counts every this many weights (counts at most double per weight: 2^400 < 1e121).
@@ -225,6 +235,57 @@ def _bracket(a: np.ndarray, m: int, grain: int, guess: float) -> tuple[float, fl
     return low, max(low, high), _dp_cost(q, m // grain)
 
 
+def _prepare(sums, budget: int) -> SignFlipP | tuple[np.ndarray, int, int, int, float]:
+    """The answer when it is immediate (no non-zero family, T = 0, or the exact count costs at most
+    ``budget``), else (|S_c|, |T|, m, the count's cost, the saddlepoint p)."""
+    s = np.asarray(sums, dtype=np.int64)
+    a = np.abs(s[s != 0])
+    if a.size == 0:
+        return SignFlipP(math.nan, "exact", math.nan, math.nan)
+    t = abs(int(s.sum()))
+    if t == 0:
+        return SignFlipP(1.0, "exact", 1.0, 1.0)
+    m = (int(a.sum()) - t) // 2  # Σ|S| − |T| is even: X and T share the parity of Σ|S|
+    cost = _dp_cost(a, m)
+    if cost <= budget:
+        p = _two_sided(subset_count_below(a, [m])[0], a.size)
+        return SignFlipP(p, "exact", p, p)
+    span = 2.0 * float(np.gcd.reduce(a))
+    approx = float(saddlepoint_pvalues(a, np.ones((1, a.size)), np.array([float(t)]), span)[0])
+    return a, t, m, cost, approx
+
+
+def first_pass(sums: Sequence[int] | np.ndarray, *, budget: int = FIRST_BUDGET) -> SignFlipP:
+    """The first, cheap p of a pair of a ranking: exact when the count costs at most ``budget``, else the
+    saddlepoint with the interval it is trusted to (``low``, ``high``) = (p/10, 10·p) (:data:`BAND_FACTOR`).
+
+    The ranking then refines (:func:`refine`) only the pairs whose Holm decision those intervals leave open
+    (:func:`comparna.rna.verdict_statistics.pair_pvalues`), so that no verdict depends on an approximation
+    within a factor of 10 of the threshold that decides it."""
+    prepared = _prepare(sums, budget)
+    if isinstance(prepared, SignFlipP):
+        return prepared
+    approx = prepared[4]
+    return SignFlipP(approx, "saddlepoint", approx / BAND_FACTOR, min(1.0, approx * BAND_FACTOR))
+
+
+def refine(sums: Sequence[int] | np.ndarray, *, level: int, earlier: SignFlipP) -> SignFlipP:
+    """A tighter p of a pair whose decision ``earlier`` left open: level 1 spends at most
+    :data:`EXACT_BUDGET` (the exact count, else the cheap bracket), level 2 at most :data:`HARD_BUDGET`
+    (the exact count, else the finest bracket it affords). Exact bounds are kept as they are; a bracket
+    that is wider than the approximation's trusted interval on a side is narrowed to it on that side
+    (the approximation is trusted to a factor of 10 everywhere; within it, only exact bounds decide)."""
+    hard = EXACT_BUDGET if level == 1 else HARD_BUDGET
+    out = sign_flip_test(sums, band=None, budget=min(EXACT_BUDGET, hard), hard_budget=hard)
+    if out.method == "exact" or earlier.method == "exact":
+        return out if out.method == "exact" else earlier
+    low, high = max(out.low, earlier.low), min(out.high, earlier.high)
+    if low > high:  # cannot happen when the approximation holds its factor of 10: trust the exact bounds
+        low, high = out.low, out.high
+    method = "bracket" if high <= low * (1 + BRACKET_RTOL) else "undecided"
+    return SignFlipP(min(max(out.p, low), high), method, low, high)
+
+
 def sign_flip_test(
     sums: Sequence[int] | np.ndarray,
     *,
@@ -247,20 +308,10 @@ def sign_flip_test(
     budget, hard_budget : int
         Element operations of the exact count always spent / spent at most near the band.
     """
-    s = np.asarray(sums, dtype=np.int64)
-    a = np.abs(s[s != 0])
-    if a.size == 0:
-        return SignFlipP(math.nan, "exact", math.nan, math.nan)
-    t = abs(int(s.sum()))
-    if t == 0:
-        return SignFlipP(1.0, "exact", 1.0, 1.0)
-    m = (int(a.sum()) - t) // 2  # Σ|S| − |T| is even: X and T share the parity of Σ|S|
-    cost = _dp_cost(a, m)
-    if cost <= budget:
-        p = _two_sided(subset_count_below(a, [m])[0], a.size)
-        return SignFlipP(p, "exact", p, p)
-    span = 2.0 * float(np.gcd.reduce(a))
-    approx = float(saddlepoint_pvalues(a, np.ones((1, a.size)), np.array([float(t)]), span)[0])
+    prepared = _prepare(sums, budget)
+    if isinstance(prepared, SignFlipP):
+        return prepared
+    a, t, m, cost, approx = prepared
     lo, hi = _widened(band)
     if approx < lo or approx > hi:
         return SignFlipP(approx, "saddlepoint", approx, approx)
@@ -277,7 +328,9 @@ def sign_flip_test(
         return SignFlipP(p, "exact", p, p)
     grain = _finest_grain(a, m, hard_budget - spent)
     if grain is not None:
-        low, high, _ = _bracket(a, m, grain, approx)
+        # both brackets hold p: keep the tighter side of each (the rest of the budget may afford less)
+        second_low, second_high, _ = _bracket(a, m, grain, approx)
+        low, high = max(low, second_low), min(high, second_high)
         if _decided(low, high, band, thresholds):
             return SignFlipP(min(max(approx, low), high), "bracket", low, high)
     return SignFlipP(min(max(approx, low), high), "undecided", low, high)
@@ -303,6 +356,9 @@ def resampled_pvalues(
     *,
     band: tuple[float, float],
     cell_budget: int = CELL_BUDGET,
+    holm_alpha: float | None = None,
+    more_tests: int = 0,
+    trust: float = BAND_FACTOR,
 ) -> np.ndarray:
     """The clustered signed-rank p of every pair in every family resample (the rank intervals' test).
 
@@ -318,6 +374,17 @@ def resampled_pvalues(
         The decision band, as for :func:`sign_flip_test`.
     cell_budget : int
         Element operations the exact count may spend on one cell near the band.
+    holm_alpha : float, optional
+        The columns are one family of tests, decided by Holm at this α in each row: then only the cells
+        near the band whose Holm decision the bounds and approximations leave open (each approximation
+        trusted to a factor of 10) are counted; without it every cell near the band is.
+    more_tests : int
+        Further tests in each row's Holm family, not passed here because their p lies above the band in
+        every row (they count in Holm's number of tests only).
+    trust : float
+        With ``holm_alpha``: the factor either side of an approximation within which its Holm decision
+        counts as open (10, as for the point verdicts; the rank intervals pass
+        :data:`BOOTSTRAP_TRUST`).
 
     Returns
     -------
@@ -363,6 +430,21 @@ def resampled_pvalues(
     rows, cols = np.nonzero(rest)
     sp = series_saddlepoint_pvalues(absolute, w, rows, cols, stat[rows, cols], span, settle_below=lo)
     near = np.flatnonzero((sp >= lo) & (sp <= hi))
+    if near.size and holm_alpha is not None:
+        # count only the cells whose Holm decision in their resample the approximations leave open: every
+        # p in [lower, upper] (a bound's own side is open-ended; an approximation's factor of 10 either side)
+        lower, upper = p.copy(), p.copy()
+        lower[below], upper[above] = 0.0, 1.0
+        lower[above], upper[below] = floor[above], p[below]
+        lower[rows, cols] = sp / trust
+        upper[rows, cols] = np.minimum(1.0, sp * trust)
+        if more_tests:
+            pad = np.ones((lower.shape[0], more_tests))
+            lower, upper = np.hstack([lower, pad]), np.hstack([upper, pad])
+        certain, possible = holm_sides(lower, upper, holm_alpha)
+        certain, possible = certain[:, : p.shape[1]], possible[:, : p.shape[1]]
+        open_cells = possible & ~certain
+        near = near[open_cells[rows[near], cols[near]]]
     if near.size and cell_budget > 0:  # near the band: the exact count where cheap (cost C·m, vectorised)
         used = np.unique(cols[near])
         top = (wf @ absolute[:, used].astype(np.float64))

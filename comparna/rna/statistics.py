@@ -439,6 +439,33 @@ def holm_adjust(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     return _adjust(pvalues, lambda q, m: np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * q)))
 
 
+def holm_rows(p: np.ndarray) -> np.ndarray:
+    """Holm-adjusted p-values of every row of ``p`` (R, P) at once, each row its own family of P tests (no
+    NaNs): the same values as :func:`holm_adjust` of each row."""
+    p = np.asarray(p, dtype=np.float64)
+    n = p.shape[1]
+    order = np.argsort(p, axis=1, kind="stable")
+    q = np.take_along_axis(p, order, axis=1) * (n - np.arange(n))
+    q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
+    adjusted = np.empty_like(q)
+    np.put_along_axis(adjusted, order, q, axis=1)
+    return adjusted
+
+
+def holm_sides(low: np.ndarray, high: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Which Holm rejections at ``alpha`` are certain and which possible when each p is only known to lie in
+    [low, high] (1-D: one family of tests, NaNs not counted; 2-D: every row its own family).
+
+    Holm's step-down procedure is monotone: lowering any p never withdraws a rejection (the order statistics
+    only fall, so every step's comparison only gets easier). So the rejections with every p at its upper
+    bound are certain, those with every p at its lower bound the only possible ones; a test in the second
+    set but not the first is the one whose decision the bounds leave open. Returns (certain, possible).
+    """
+    adjust = holm_adjust if np.ndim(low) == 1 else holm_rows
+    with np.errstate(invalid="ignore"):
+        return adjust(high) < alpha, adjust(low) < alpha
+
+
 def bh_adjust(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     """Benjamini-Hochberg (1995) step-up adjusted p-values (false discovery rate), in the input order.
 
