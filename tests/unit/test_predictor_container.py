@@ -199,3 +199,35 @@ def test_container_memory_is_clamped_to_the_host_ceiling_and_dev_shm_is_small(ru
     assert result.status == "ok" and "stopped" in result.stderr_tail, (result.message, result.stderr_tail)
     assert int(result.stderr_tail.split("stopped")[1].split()[0]) <= 16
     assert no_containers_left()
+
+
+def test_a_container_run_holds_its_memory_in_the_hosts_ledger(runner):
+    """Issue 36: a container run reserves its memory limit in the host's budget for as long as it runs (the
+    same ledger as the sandboxed runs: ContainerRunner runs through ProcessRunner.run), and frees it after."""
+    import threading
+    import time
+
+    from predictors.core import memory_budget
+
+    seen: list[int] = []
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            seen.append(memory_budget.reserved_mb())
+            time.sleep(0.05)
+
+    before = memory_budget.reserved_mb()
+    thread = threading.Thread(target=watch)
+    thread.start()
+    try:
+        spec = py("import time\ntime.sleep(2)\nprint('(((...)))')", memory_limit_mb=200, time_limit_s=20)
+        result = run_prediction(spec, "GGGAAACCC", runner=runner)
+    finally:
+        stop.set()
+        thread.join()
+    assert result.status == "ok", (result.message, result.stderr_tail)
+    held = result.limits["container_memory_mb"]
+    assert held > 0 and max(seen) - before == held
+    assert memory_budget.reserved_mb() == before
+    assert no_containers_left()
