@@ -143,6 +143,47 @@ def pages_only(bench: Bench, args) -> int:
     return bench.finish()
 
 
+def rankings_only(bench: Bench, args) -> int:
+    """The nightly rankings of an already built database from scratch (``--rankings-only``): every stored
+    ranking snapshot is deleted, then ``recompute_rankings`` runs in a child process (wall time and its peak
+    resident memory against the budget), and the share of pairs decided per subset is reported."""
+    with bench.measuring(), tempfile.TemporaryDirectory(prefix="comparna-bench-rankings-") as tmp:
+        with _stack(args.database_url, {"COMPARNA_LOG_LEVEL": "WARNING"}, Path(tmp)) as stack:
+            os.environ.update(stack.env)
+            import django
+
+            django.setup()
+            from django.db import connection
+
+            from comparna.models import RankingSnapshot
+
+            deleted = RankingSnapshot.objects.all().delete()[0]
+            connection.close()
+            load_before = os.getloadavg()
+            wall, peak, _ = child(
+                "from comparna.services.rankings import recompute_rankings; recompute_rankings()", stack.env
+            )
+            load_after = os.getloadavg()
+            decisions = {
+                f"{s.dataset.slug}/{s.subset.slug}/{s.definition}": (s.report.get("decisions") or {})
+                for s in RankingSnapshot.objects.select_related("dataset", "subset")
+            }
+        bench.compare("nightly rankings from scratch", unit="s",
+                      system=(wall, f"{len(decisions)} subset x definition rankings (child process)"),
+                      limit=(BUDGET["ranking"], "the issue's budget"))
+        bench.compare("nightly rankings, peak memory", unit="MB",
+                      system=(peak, "the child's peak resident memory"),
+                      limit=(BUDGET["ranking_mb"], "the issue's budget"))
+        bench.details.update(
+            ranking_s=wall, ranking_peak_mb=peak, snapshots_deleted=deleted, rows=existing_rows(),
+            load_before=load_before, load_after=load_after,
+            decisions={k: {f: v.get(f) for f in ("pairs", "share_won", "share_equal", "share_unknown",
+                                                  "reasons")} for k, v in decisions.items()},
+            meets={"rankings <= 15 min, <= 2 GB": wall <= BUDGET["ranking"] and peak <= BUDGET["ranking_mb"]},
+        )
+    return bench.finish()
+
+
 def main(argv: list[str] | None = None) -> int:
     bench = Bench("scale", __doc__, smoke={"methods": 3, "targets": 60, "repeats": 1})
     p = bench.parser
@@ -158,9 +199,16 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --database-url: measure the pages only (no background job, no queueing: the "
                    "database is read, never written)")
     p.add_argument("--pages", help="with --pages-only: the names of urls() to measure, comma-separated")
+    p.add_argument("--rankings-only", action="store_true",
+                   help="with --database-url: delete every ranking snapshot and time the nightly rankings "
+                   "from scratch (child process: wall time and peak memory), nothing else")
     args = bench.parse(argv)
     if args.methods < 2 or args.targets < 40 or args.repeats < 1:
         p.error("--methods must be >= 2, --targets >= 40, --repeats >= 1")
+    if args.rankings_only:
+        if not args.database_url:
+            p.error("--rankings-only needs --database-url")
+        return rankings_only(bench, args)
     if args.pages_only:
         if not args.database_url:
             p.error("--pages-only needs --database-url")

@@ -8,4 +8,9 @@ SCHEDULE: dict = {
         "schedule": 3600.0,
         "options": {"queue": "default", "expires": 1800},
     },
+    "sweep-stuck-advice": {
+        "task": "comparna.advice.tasks.sweep_stuck_advice_task",
+        "schedule": 600.0,
+        "options": {"queue": "default", "expires": 300},
+    },
 }

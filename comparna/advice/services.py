@@ -21,7 +21,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Avg, DurationField, ExpressionWrapper, F
+from django.db.models import Avg, DurationField, ExpressionWrapper, F, Q
 
 from comparna import clock
 from comparna.advice.inputs import QuerySequence, read_sequences
@@ -233,6 +233,38 @@ def _finish_if_done(request_id: int) -> None:
         AdviceRequest.objects.filter(pk=request_id).exclude(status=Status.DONE).update(
             status=Status.DONE, finished_at=clock.now()
         )
+
+
+#: A run "running" this long after it started (its task's hard limit is 12 minutes) or a sequence or run
+#: still waiting this long after the request is left by a worker that stopped: the sweep records it as failed.
+STUCK_RUNNING = timedelta(minutes=20)
+STUCK_WAITING = timedelta(hours=3)
+
+
+def sweep_stuck_advice() -> dict:
+    """Periodic: record as failed what no worker will finish (a worker killed after the broker dropped the
+    task, a lost message), so that no page says "running" forever; returns the counts swept."""
+    now = clock.now()
+    unfinished = [Status.QUEUED, Status.RUNNING]
+    old = now - STUCK_WAITING
+    stuck_runs = AdviceRun.objects.filter(
+        (Q(status=Status.RUNNING) & Q(started_at__lt=now - STUCK_RUNNING))
+        | (Q(status__in=unfinished) & Q(query__request__created_at__lt=old))
+    )
+    stuck_queries = AdviceQuery.objects.filter(status__in=unfinished, request__created_at__lt=old)
+    requests = set(stuck_runs.values_list("query__request_id", flat=True))
+    requests |= set(stuck_queries.values_list("request_id", flat=True))
+    message = "not finished: the worker running it stopped (try again)"
+    runs = 0
+    for run in stuck_runs:
+        run.status, run.finished_at = Status.FAILED, now
+        run.result = {"ok": False, "status": "error", "message": message}
+        run.save(update_fields=["status", "finished_at", "result"])
+        runs += 1
+    queries = stuck_queries.update(status=Status.FAILED, error=message)
+    for request_id in requests:
+        _finish_if_done(request_id)
+    return {"runs": runs, "queries": queries}
 
 
 def delete_expired_advice() -> int:

@@ -40,3 +40,9 @@ def run_advice_method_task(run_id: int) -> str:
 def delete_expired_advice_task() -> int:
     """Periodic: requests past their 7 days are deleted with their sequences and results."""
     return services.delete_expired_advice()
+
+
+@shared_task(acks_late=True, queue="default", soft_time_limit=240, time_limit=300)
+def sweep_stuck_advice_task() -> dict:
+    """Periodic: runs and sequences no worker will finish are recorded as failed (never "running" forever)."""
+    return services.sweep_stuck_advice()

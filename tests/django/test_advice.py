@@ -186,3 +186,33 @@ def test_a_bad_method_id_in_a_form_body_is_named(client):
 def test_odd_method_ids_in_the_form_are_ignored_not_a_500(client, benchmark):
     page = client.post(reverse("advice"), {"sequences": "ACGUAC", "methods": ["²", "9" * 40, "-1"]})
     assert page.status_code == 400 and "at least 10" in page.content.decode()
+
+
+def test_runs_and_sequences_no_worker_will_finish_are_swept_to_failed(client, benchmark, settings):
+    """A worker killed after the broker dropped its task leaves a run "running": the periodic sweep records
+    it as failed after 20 minutes, and anything still waiting after 3 hours, so the page finishes."""
+    assert client.post(reverse("advice"), {"sequences": TRNA_PHE}).status_code == 302
+    advice = AdviceRequest.objects.get()
+    services.work_out_query(query_id=AdviceQuery.objects.get().pk)
+    taken = AdviceRun.objects.order_by("pk").first()
+    AdviceRun.objects.filter(pk=taken.pk).update(status=Status.RUNNING, started_at=clock.now())
+    assert services.sweep_stuck_advice() == {"runs": 0, "queries": 0}  # nothing is old yet
+
+    def at(delta):
+        later = clock.now() + delta
+        settings.CLOCK = f"{later:%Y-%m-%dT%H:%M:%S}Z@{time.time():.1f}"
+
+    at(timedelta(minutes=21))
+    assert services.sweep_stuck_advice() == {"runs": 1, "queries": 0}
+    taken.refresh_from_db()
+    assert taken.status == Status.FAILED and "worker running it stopped" in taken.result["message"]
+    assert AdviceRun.objects.filter(status=Status.QUEUED).count() == 2  # still waiting their turn
+    api = client.get(reverse("api-advice-detail", args=[advice.token])).json()
+    assert api["pending"]
+    at(timedelta(hours=3, minutes=2))
+    assert services.sweep_stuck_advice() == {"runs": 2, "queries": 0}
+    advice.refresh_from_db()
+    assert advice.status == Status.DONE and advice.finished_at is not None
+    api = client.get(reverse("api-advice-detail", args=[advice.token])).json()
+    assert not api["pending"] and api["progress"]["runs_done"] == api["progress"]["runs"] == 3
+    assert services.sweep_stuck_advice() == {"runs": 0, "queries": 0}
