@@ -404,13 +404,19 @@ def resampled_pvalues(
     So only the side of every threshold in [lo, hi] is meaningful for the settled cells: use the result
     for decisions (Holm at the band's thresholds), not for display.
     """
-    s2 = np.rint(2 * np.asarray(signed, dtype=np.float64))
+    # (families × pairs arrays reach ~100 MB at full size: built in place, one temporary at a time)
+    s2 = np.multiply(np.asarray(signed, dtype=np.float64), 2.0)
+    np.rint(s2, out=s2)
     w = np.rint(np.asarray(weights, dtype=np.float64)).astype(np.int64)  # float multiplicities accepted
     if s2.ndim != 2 or w.ndim != 2 or w.shape[1] != s2.shape[0]:
         raise ValueError(f"signed {s2.shape} and weights {w.shape} do not match (F, P) and (R, F)")
     wf = w.astype(np.float64)
     stat = np.abs(wf @ s2)
-    var = wf @ (s2 * s2)
+    np.abs(s2, out=s2)
+    absolute = s2.astype(np.int64)
+    np.square(s2, out=s2)
+    var = wf @ s2
+    del s2
     lo, hi = _widened(band)
     p = np.ones(stat.shape)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -425,7 +431,6 @@ def resampled_pvalues(
     floor = np.where(theta < 1, (1 - theta) ** 2 / 3, 0.0)
     above = live & ~below & (floor > hi)
     rest = live & ~below & ~above
-    absolute = np.abs(s2).astype(np.int64)
     span = 2.0 * np.gcd.reduce(absolute, axis=0).astype(np.float64)
     rows, cols = np.nonzero(rest)
     sp = series_saddlepoint_pvalues(absolute, w, rows, cols, stat[rows, cols], span, settle_below=lo)

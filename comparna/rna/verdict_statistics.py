@@ -107,7 +107,9 @@ def resampled_pvalues(signed: np.ndarray, weights: np.ndarray, *, band: tuple[fl
     # and the core counts exactly only the cells whose Holm decision its approximations leave open
     live = np.flatnonzero(~settled.all(axis=0))
     if live.size:
-        core = signflip.resampled_pvalues(s[:, live], counts, band=band, holm_alpha=band[1],
+        # (every column live, the common case: no copy of the families × pairs sums)
+        core = signflip.resampled_pvalues(s if live.size == s.shape[1] else s[:, live], counts, band=band,
+                                          holm_alpha=band[1],
                                           more_tests=int(s.shape[1] - live.size),
                                           trust=signflip.BOOTSTRAP_TRUST)
         out[:, live] = np.where(settled[:, live], out[:, live], core)
