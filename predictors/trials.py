@@ -109,8 +109,10 @@ def execute_test_run(*, trial_id: str) -> TrialRun:
     return trial
 
 
-def outcome(spec, sequence: str) -> dict:
-    """Run ``spec`` on ``sequence`` in the sandbox (limit capped); a dict for the admin page."""
+def outcome(spec, sequence: str, *, probabilities: int = 0) -> dict:
+    """Run ``spec`` on ``sequence`` in the sandbox (limit capped); a dict for the admin page. With
+    ``probabilities`` > 0, the most probable base pairs a probabilistic method gives (p ≥ 0.01, at most that
+    many, as [i, j, p] in (i, j) order, p to 4 decimals) are kept too."""
     capped = replace(spec, time_limit_s=min(spec.time_limit_s, time_limit_s()))
     alignment = None
     if spec.comparative_input:
@@ -142,6 +144,10 @@ def outcome(spec, sequence: str) -> dict:
             out["dot_bracket"] = None  # multiplets: shown as a pair list
     if result.probabilities:
         out["n_probabilities"] = len(result.probabilities)
+        if probabilities > 0:
+            likely = sorted((t for t in result.probabilities if t[2] >= 0.01), key=lambda t: -t[2])
+            out["probabilities"] = sorted([int(i), int(j), round(float(p), 4)]
+                                          for i, j, p in likely[:probabilities])
     return out
 
 

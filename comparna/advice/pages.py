@@ -31,6 +31,7 @@ def _run_row(run: AdviceRun, length: int) -> dict:
         "n_pairs": result.get("n_pairs"),
         "dot_bracket": result.get("dot_bracket"),
         "probabilities": result.get("n_probabilities"),
+        "profile": results.pairing_profile(result, length) if run.status == Status.DONE else None,
         "structure": results.structure_of(result, length) if run.status == Status.DONE else None,
     }
 

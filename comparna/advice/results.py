@@ -7,6 +7,7 @@ predicted by at least half of the finished runs, with its support.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 
@@ -54,8 +55,38 @@ def consensus(structures: Sequence[Structure], length: int) -> dict:
     }
 
 
-def export(sequence: str, structure: Structure, fmt: str, *, name: str) -> str:
-    """The structure as dot-bracket (nested pairs and pseudoknot brackets), BPSEQ, CT or pairs JSON."""
+def pairing_profile(result: dict, length: int) -> dict | None:
+    """What a probabilistic method's run says beyond its structure (None when it gave no probabilities):
+    each nucleotide's probability of being paired (the sum of its kept base-pair probabilities, at most 1),
+    drawn as an SVG path of bars one unit wide in a ``length`` × 40 box; the mean probability of the pairs
+    of the predicted structure; the pairs at p ≥ 0.5."""
+    kept = result.get("probabilities")
+    if not kept:
+        return None
+    paired = [0.0] * length
+    lookup = {}
+    for i, j, p in kept:
+        i, j, p = int(i), int(j), float(p)
+        if 1 <= i < j <= length:
+            paired[i - 1] += p
+            paired[j - 1] += p
+            lookup[(i, j)] = p
+    paired = [min(1.0, x) for x in paired]
+    support = [lookup.get((int(i), int(j)), 0.0) for i, j in result.get("pairs") or []]
+    path = "".join(f"M{k} 40V{40 - 40 * x:.1f}h1V40" for k, x in enumerate(paired) if x >= 0.005)
+    return {
+        "paired": [round(x, 3) for x in paired],
+        "path": path or "M0 40",
+        "pairs_mean": round(sum(support) / len(support), 3) if support else None,
+        "likely": sum(1 for p in lookup.values() if p >= 0.5),
+        "kept": len(lookup),
+    }
+
+
+def export(sequence: str, structure: Structure, fmt: str, *, name: str,
+           probabilities: list | None = None) -> str:
+    """The structure as dot-bracket (nested pairs and pseudoknot brackets), BPSEQ, CT or pairs JSON (with the
+    kept base-pair probabilities, when the method gave them)."""
     if fmt == "dbn":
         try:
             text = write_dot_bracket(structure)
@@ -67,5 +98,10 @@ def export(sequence: str, structure: Structure, fmt: str, *, name: str) -> str:
     if fmt == "ct":
         return write_ct(sequence, structure, name=name)
     if fmt == "json":
-        return write_pair_json(structure, sequence)
+        text = write_pair_json(structure, sequence)
+        if probabilities:
+            obj = json.loads(text)
+            obj["probabilities"] = [[int(i), int(j), float(p)] for i, j, p in probabilities]
+            text = json.dumps(obj)
+        return text
     raise ValueError(f"unknown format {fmt!r}")

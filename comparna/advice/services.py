@@ -212,7 +212,8 @@ def execute_run(*, run_id: int) -> AdviceRun | None:
         run.status, run.started_at = Status.RUNNING, clock.now()
         run.save(update_fields=["status", "started_at"])
     try:
-        result = outcome(PredictorSpec.from_dict(run.version.spec), run.query.sequence)
+        result = outcome(PredictorSpec.from_dict(run.version.spec), run.query.sequence,
+                         probabilities=KEEP_PROBABILITIES)
         run.status = Status.DONE if result.get("ok") else Status.FAILED
     except Exception as exc:  # noqa: BLE001 - recorded on the page, never left "running"
         log.exception("advice run %s failed", run.pk)
@@ -235,6 +236,9 @@ def _finish_if_done(request_id: int) -> None:
         )
 
 
+#: Base-pair probabilities kept of a probabilistic method's run (the most probable, p ≥ 0.01): shown as
+#: each nucleotide's pairing probability and in the JSON download.
+KEEP_PROBABILITIES = 5000
 #: A run "running" this long after it started (its task's hard limit is 12 minutes) or a sequence or run
 #: still waiting this long after the request is left by a worker that stopped: the sweep records it as failed.
 STUCK_RUNNING = timedelta(minutes=20)

@@ -116,7 +116,8 @@ class AdviceDownloadView(View):
         query, found = _run_of(token, position, run)
         structure = results.structure_of(found.result, len(query.sequence))
         name = f"{query.name} {found.method.name}".replace(" ", "_")[:80]
-        text = results.export(query.sequence, structure, fmt, name=name)
+        text = results.export(query.sequence, structure, fmt, name=name,
+                              probabilities=(found.result or {}).get("probabilities"))
         response = HttpResponse(text, content_type=f"{results.FORMATS[fmt]}; charset=utf-8")
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
         response["Content-Disposition"] = f'attachment; filename="{safe}.{fmt}"'

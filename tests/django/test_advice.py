@@ -13,7 +13,7 @@ from django.test import override_settings
 from django.urls import reverse
 
 from comparna import clock
-from comparna.advice import services
+from comparna.advice import pages, services
 from comparna.advice.models import AdviceQuery, AdviceRequest, AdviceRun, Status
 from comparna.rna.formats import read_bpseq
 from predictors.models import Method
@@ -77,6 +77,24 @@ def test_trna_phe_gives_its_family_the_known_structure_the_ranking_and_three_dra
         assert sequence == TRNA_PHE and sorted(structure.pairs) == sorted(map(tuple, run.result["pairs"]))
     # RNAfold's MFE structure of tRNA-Phe is a cloverleaf-like fold with ~20 pairs, not an empty one
     assert 15 <= len(runs[0].result["pairs"]) <= 30
+    # base-pair probabilities where a method gives them (RNAfold-MEA: its partition function), none elsewhere
+    mea = next(r for r in runs if r.method.name == "RNAfold-MEA")
+    assert "probabilities" not in runs[0].result and "probabilities" not in runs[1].result
+    kept = mea.result["probabilities"]
+    assert 0 < len(kept) <= min(mea.result["n_probabilities"], services.KEEP_PROBABILITIES)
+    assert all(1 <= i < j <= len(TRNA_PHE) and 0.01 <= p <= 1 for i, j, p in kept)
+    assert html.count('class="pairing-profile"') == 1 and 'data-method="RNAfold-MEA"' in html
+    data = {r["method"]: r for r in pages.query_data(query)["runs"]}
+    profile = data["RNAfold-MEA"]["profile"]
+    assert data["RNAfold-MFE"]["profile"] is None and len(profile["paired"]) == len(TRNA_PHE)
+    assert all(0 <= x <= 1 for x in profile["paired"])
+    assert profile["pairs_mean"] > 0.5  # the MEA structure is made of its likely pairs
+    paired_in_mea = {k for pair in mea.result["pairs"] for k in pair}
+    assert min(profile["paired"][k - 1] for k in paired_in_mea) > max(
+        profile["paired"][k - 1] for k in set(range(1, len(TRNA_PHE) + 1)) - paired_in_mea) - 0.5
+    url = reverse("advice-download", args=[advice.token, 0, mea.pk, "json"])
+    download = json.loads(client.get(url).content)
+    assert download["probabilities"] == kept and download["pairs"] == mea.result["pairs"]
 
 
 def test_a_fasta_of_three_gives_three_answers_and_the_api_reads_them(client, benchmark):
