@@ -149,7 +149,12 @@ def live_request(token: str) -> AdviceRequest | None:
 
 def choose_runs(query: AdviceQuery) -> list[AdviceRun]:
     """The runs of a query: the top :data:`TOP_METHODS` runnable methods of its matching ranking (the
-    largest matching slice, in the ranking's own order), then the user's ticked methods."""
+    largest matching slice with a runnable method, in the ranking's own order: its ranked methods first,
+    then those not ranked yet), then the user's ticked methods.
+
+    A family subset holds one family, so its floor makes every verdict "?" and no method "ranked": its order
+    is then the mean MCC's, and the page says that the top ones are not separable. Taking only ranked
+    methods ran nothing for a tRNA in ``make run`` (found measuring issue 40)."""
     versions = {v.method_id: v for v in runnable_versions()}
     length = len(query.sequence)
     fits = {pk: v for pk, v in versions.items() if int(v.spec.get("max_length") or 10**6) >= length}
@@ -157,9 +162,11 @@ def choose_runs(query: AdviceQuery) -> list[AdviceRun]:
     slices = sorted(query.evidence.get("slices") or [], key=lambda s: -s["targets"])
     top: list[int] = []
     for slice_ in slices:
-        for row in slice_["rows"]:
+        rows = slice_["rows"]
+        ordered = [r for r in rows if r.get("ranked", True)] + [r for r in rows if not r.get("ranked", True)]
+        for row in ordered:
             pk = by_name.get(row.get("method"))
-            if pk is not None and pk not in top and row.get("ranked", True):
+            if pk is not None and pk not in top:
                 top.append(pk)
             if len(top) == TOP_METHODS:
                 break

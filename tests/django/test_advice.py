@@ -234,3 +234,19 @@ def test_runs_and_sequences_no_worker_will_finish_are_swept_to_failed(client, be
     api = client.get(reverse("api-advice-detail", args=[advice.token])).json()
     assert not api["pending"] and api["progress"]["runs_done"] == api["progress"]["runs"] == 3
     assert services.sweep_stuck_advice() == {"runs": 0, "queries": 0}
+
+
+def test_a_family_slice_where_nothing_is_ranked_still_runs_its_top_three(client, benchmark):
+    """One family: the floor makes every verdict "?", no method is "ranked". The runs are then the slice's
+    first three in its order (ranked ones first had there been any), not none (make run, issue 40)."""
+    assert client.post(reverse("advice"), {"sequences": TRNA_PHE}).status_code == 302
+    query = AdviceQuery.objects.get()
+    services.work_out_query(query_id=query.pk)
+    query.refresh_from_db()
+    rows = query.evidence["slices"][0]["rows"]
+    names = [r["method"] for r in rows]
+    for row in rows:
+        row["ranked"] = False
+    assert [run.method.name for run in services.choose_runs(query)] == names[:3]
+    rows[2]["ranked"] = True  # a ranked method comes before the unranked ones
+    assert [run.method.name for run in services.choose_runs(query)] == [names[2], names[0], names[1]]
