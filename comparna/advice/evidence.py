@@ -173,10 +173,15 @@ def slice_rankings(subsets: list[Subset]) -> list[dict]:
 
 
 def _rows_from_report(snapshot: RankingSnapshot) -> list[dict]:
-    from comparna.services.summaries import SNAPSHOT_SUMMARY_KEYS
+    """The summary rows of a snapshot whose summary the background has not stored yet (a ranking refreshed
+    a moment ago: the usual case while ``make run`` fills), read from its report's methods as the summary
+    itself is (an earlier version read a "rows" key no report has, and the advisor ran nothing)."""
+    from comparna.services.summaries import snapshot_summary_fields
 
     full = RankingSnapshot.objects.only("report").get(pk=snapshot.pk)
-    return [{k: r[k] for k in SNAPSHOT_SUMMARY_KEYS if k in r} for r in (full.report or {}).get("rows", [])]
+    report = full.report or {}
+    fields = snapshot_summary_fields(report.get("protocol"), report.get("clusters"), report.get("methods"))
+    return fields["methods"]
 
 
 def _row_order(row: dict) -> tuple:

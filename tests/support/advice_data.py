@@ -26,7 +26,7 @@ def build_advice_benchmark() -> dict:
     ]
     snap = RankingSnapshot.objects.create(
         dataset=dataset, subset=subset, definition=PairDefinition.STANDARD, seed=1, inputs_hash="x" * 64,
-        inputs={}, report={"rows": rows},
+        inputs={}, report={"protocol": "target", "clusters": 3, "methods": rows},  # a report's own keys
     )
     RankingSnapshotSummary.objects.create(snapshot=snap, protocol="target", clusters=3, methods=rows)
     return {"target": target, "subset": subset}
