@@ -53,8 +53,39 @@ def recompute_rankings_task() -> int:
 
 def has_snapshot_since_first_ranking(dataset) -> bool:
     """Whether a dataset snapshot with predictions was reserved (and not failed) after the dataset's first
-    stored ranking: the import's own snapshot, made before any prediction finished, does not count."""
-    first = RankingSnapshot.objects.filter(dataset=dataset).order_by("computed_at").values("computed_at")[:1]
+    stored ranking that ranks something: the import's own snapshot, made before any prediction finished,
+    does not count — nor does a ranking stored before any result (``make run`` ranks every subset at once,
+    seconds before the import's snapshot: SPOT-RNA's PDB set then had no snapshot with a result for 45
+    minutes, issue 38)."""
+    from django.db.models import Exists, OuterRef
+
+    from comparna.models import RankingSnapshotSummary
+
+    # the small summaries (each snapshot's method rows), never the reports (megabytes each, thousands per
+    # dataset over the years); only the few snapshots whose summary the background has not stored yet are
+    # read from their reports
+    first = (
+        RankingSnapshotSummary.objects.filter(snapshot__dataset=dataset)
+        .exclude(methods=[])
+        .order_by("snapshot__computed_at")
+        .values_list("snapshot__computed_at", flat=True)
+        .first()
+    )
+    if first is None:
+        unsummarised = list(
+            RankingSnapshot.objects.filter(dataset=dataset)
+            .filter(~Exists(RankingSnapshotSummary.objects.filter(snapshot=OuterRef("pk"))))
+            .values_list("pk", flat=True)
+        )  # (their ids first: the reports are read for these rows only)
+        first = (
+            RankingSnapshot.objects.filter(pk__in=unsummarised)
+            .exclude(report__methods=[])
+            .order_by("computed_at")
+            .values_list("computed_at", flat=True)
+            .first()
+        )
+    if first is None:  # nothing ranked yet: no early snapshot is due (the import's covers the dataset)
+        return True
     return (
         DatasetSnapshot.objects.filter(dataset=dataset, include_predictions=True, created_at__gte=first)
         .exclude(status=DatasetSnapshot.Status.FAILED)

@@ -377,3 +377,39 @@ def test_first_snapshot_as_soon_as_a_ranking_exists_then_only_when_settled(score
     assert recompute_rankings_task() > 0
     settled = DatasetSnapshot.objects.filter(dataset=scored).order_by("-number").first()
     assert settled.number == first.number + 1 and settled.contents["unfinished_predictions"] == 0
+
+
+def test_a_ranking_stored_before_any_result_does_not_count_as_the_first(scored, monkeypatch):
+    """make run ranks every subset the moment a dataset is imported (no method has a result yet) and the
+    import's snapshot follows seconds later: that snapshot must not count as the one "since the first
+    ranking", else the first downloadable snapshot with results waits for the whole backlog (issue 38)."""
+    from comparna import pipeline
+    from comparna.models import RankingSnapshot
+    from comparna.snapshots.lifecycle import build_snapshot
+    from comparna.tasks import has_snapshot_since_first_ranking, recompute_rankings_task
+
+    monkeypatch.setattr(
+        pipeline, "snapshot_reserved",
+        lambda *, snapshot_id: build_snapshot(snapshot=DatasetSnapshot.objects.get(pk=snapshot_id)),
+    )
+    subset = scored.subsets.first()
+    old = dt.datetime(2020, 1, 1, tzinfo=dt.UTC)
+    empty = RankingSnapshot.objects.create(
+        dataset=scored, subset=subset, definition="extended", seed=1, inputs_hash="e" * 64, inputs={},
+        report={"protocol": "target", "methods": [], "verdicts": {}},
+    )
+    RankingSnapshot.objects.filter(pk=empty.pk).update(computed_at=old)
+    import_time = DatasetSnapshot.objects.create(dataset=scored, number=1, status=DatasetSnapshot.Status.DONE)
+    DatasetSnapshot.objects.filter(pk=import_time.pk).update(created_at=old + dt.timedelta(seconds=4))
+    assert not has_snapshot_since_first_ranking(scored)  # the empty ranking is not a first ranking
+    from comparna.models import RankingSnapshotSummary
+
+    RankingSnapshotSummary.objects.create(snapshot=empty, protocol="target", clusters=0, methods=[])
+    assert not has_snapshot_since_first_ranking(scored)  # nor once its (empty) summary is stored
+    gamma = MethodVersion.objects.get(method__name="Gamma(seed)", is_current=True)
+    for t in list(Target.objects.filter(dataset=scored).order_by("pk"))[10:]:
+        Prediction.objects.create(method_version=gamma, target=t)  # a backlog still running
+    assert recompute_rankings_task() > 0
+    early = DatasetSnapshot.objects.filter(dataset=scored).exclude(pk=import_time.pk).get()
+    assert early.status == DatasetSnapshot.Status.DONE and early.contents["unfinished_predictions"] == 4
+    assert has_snapshot_since_first_ranking(scored)
