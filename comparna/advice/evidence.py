@@ -197,7 +197,7 @@ def evidence_sentence(kind: str, label: str, slices: list[dict], length: int) ->
         return f"No ranking of {what} is stored yet: the benchmark cannot say which method is best for it."
     total = sum(s["targets"] for s in slices)
     noun = "target" if total == 1 else "targets"
-    what = f"{label} {noun}" if kind == "family" else f"{noun} of {length_bin(length)}"
+    what = {"family": f"{label} {noun}", "all": noun}.get(kind, f"{noun} of {length_bin(length)}")
     datasets = len({s["dataset"] for s in slices})
     first = max(slices, key=lambda s: s["targets"])
     top = [r for r in first["rows"] if r.get("ranked", True)][:3]
@@ -220,6 +220,19 @@ def build_evidence(sequence: str) -> dict:
     label = family.get("label", "") if family.get("found") else ""
     kind, subsets = matching_subsets(label, len(sequence))
     slices = slice_rankings(subsets)
+    sentence = evidence_sentence(kind, label, slices, len(sequence))
+    if not any(s["rows"] for s in slices):
+        # nothing ranked on the matching slice yet (early in a backlog, or a rare slice): the methods that
+        # lead the all-RNA rankings instead, said so, rather than run nothing
+        everything = slice_rankings(list(
+            Subset.objects.select_related("dataset").exclude(dataset__slug__in=HIDDEN_DATASETS)
+            .filter(slug="all").order_by("dataset__name")
+        ))
+        if any(s["rows"] for s in everything):
+            what = f"{label} targets" if kind == "family" else f"targets of {length_bin(len(sequence))}"
+            sentence = (f"No ranking of {what} has results yet; the methods below lead the rankings of all "
+                        f"RNAs instead — " + evidence_sentence("all", "", everything, len(sequence)))
+            kind, slices = "all", everything
     return {
         "length": len(sequence),
         "length_bin": length_bin(len(sequence)),
@@ -228,6 +241,6 @@ def build_evidence(sequence: str) -> dict:
         "similar": similar_targets(sequence),
         "slice_kind": kind,
         "slices": slices,
-        "sentence": evidence_sentence(kind, label, slices, len(sequence)),
+        "sentence": sentence,
         "datasets": Dataset.objects.exclude(slug__in=HIDDEN_DATASETS).count(),
     }

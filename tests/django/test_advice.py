@@ -264,3 +264,32 @@ def test_a_ranking_refreshed_a_moment_ago_without_its_summary_still_gives_the_ro
     query.refresh_from_db()
     assert [r["method"] for r in query.evidence["slices"][0]["rows"]][:3] == list(TOP)
     assert [run.method.name for run in query.runs.order_by("order")] == list(TOP)
+
+
+def test_with_nothing_ranked_on_its_slice_the_leaders_of_all_rnas_run_and_the_page_says_so(client, benchmark):
+    """Early in a backlog no ranking of 201–800 nt had a result (make run, 30 min): the advisor ran nothing.
+    Now it takes the methods leading the all-RNA rankings, and its sentence says so."""
+    from comparna.models import RankingSnapshot, RankingSnapshotSummary, Subset
+
+    dataset = benchmark["subset"].dataset
+    everything, _ = Subset.objects.get_or_create(dataset=dataset, slug="all", defaults={"name": "All"})
+    everything.targets.add(benchmark["target"])
+    rows = [{"method": name, "rank": k + 1, "ranked": True, "rank_low": 1, "rank_high": 3, "decided_mcc": 0.7,
+             "decided_targets": 12, "mcc": 0.7, "targets": 12}
+            for k, name in enumerate(["CONTRAfold-MFE", "RNAfold-MFE", "LinearFold-V"])]
+    snap = RankingSnapshot.objects.create(
+        dataset=dataset, subset=everything, definition=dataset.definitions[0], seed=1, inputs_hash="a" * 64,
+        inputs={}, report={"protocol": "target", "clusters": 3, "methods": rows},
+    )
+    RankingSnapshotSummary.objects.create(snapshot=snap, protocol="target", clusters=3, methods=rows)
+    unknown = "ACGUUAGCCAUGGCAUACGGAUCCGAUGCAUCGGAUCGAUCGGCUAGCUAGGCAUCGAUCGAUGCAUGCAUGCGGCAU"  # no family
+    assert client.post(reverse("advice"), {"sequences": unknown}).status_code == 302
+    query = AdviceQuery.objects.get()
+    services.work_out_query(query_id=query.pk)
+    query.refresh_from_db()
+    assert not query.evidence["family"]["found"]
+    assert query.evidence["slice_kind"] == "all"
+    assert query.evidence["sentence"].startswith("No ranking of targets of ≤ 200 nt has results yet")
+    assert [run.method.name for run in query.runs.order_by("order")] == [r["method"] for r in rows]
+    page = client.get(reverse("advice-result", args=[query.request.token])).content.decode()
+    assert "lead the rankings of all RNAs instead" in page
