@@ -201,13 +201,20 @@ def test_container_memory_is_clamped_to_the_host_ceiling_and_dev_shm_is_small(ru
     assert no_containers_left()
 
 
-def test_a_container_run_holds_its_memory_in_the_hosts_ledger(runner):
+def test_a_container_run_holds_its_memory_in_the_hosts_ledger(runner, monkeypatch):
     """Issue 36: a container run reserves its memory limit in the host's budget for as long as it runs (the
-    same ledger as the sandboxed runs: ContainerRunner runs through ProcessRunner.run), and frees it after."""
+    same ledger as the sandboxed runs: ContainerRunner runs through ProcessRunner.run), and frees it after.
+    A jobs root (so a ledger) of the test's own: other tests' runs on this machine do not show in it."""
+    import os
+    import tempfile
     import threading
     import time
 
     from predictors.core import memory_budget
+
+    root = tempfile.mkdtemp(prefix="comparna-ledger-", dir="/tmp")
+    os.chmod(root, 0o711)
+    monkeypatch.setenv("COMPARNA_JOBS_DIR", os.path.join(root, "jobs"))
 
     seen: list[int] = []
     stop = threading.Event()
@@ -229,5 +236,6 @@ def test_a_container_run_holds_its_memory_in_the_hosts_ledger(runner):
     assert result.status == "ok", (result.message, result.stderr_tail)
     held = result.limits["container_memory_mb"]
     assert held > 0 and max(seen) - before == held
-    assert memory_budget.reserved_mb() == before
+    assert before == 0 and memory_budget.reserved_mb() == 0
     assert no_containers_left()
+    subprocess.run(["rm", "-rf", root], check=False)
