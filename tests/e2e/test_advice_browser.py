@@ -8,7 +8,10 @@ each give their error and queue nothing. Prints the time from paste to three fin
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -23,12 +26,15 @@ SETUP = (
     "print('TARGET', b['target'].pk)"
 )
 COUNT = "from comparna.advice.models import AdviceRequest; print('REQUESTS', AdviceRequest.objects.count())"
+#: Requests one address may make per window in this stack (the flow above uses three).
+PER_ADDRESS = 4
 
 
 @pytest.fixture(scope="module")
 def advice_site(tmp_path_factory):
     static_root = tmp_path_factory.mktemp("advice-static")
-    env = {"COMPARNA_STATIC_ROOT": str(static_root), "COMPARNA_ADVICE_MAX_OPEN_RUNS": "3"}
+    env = {"COMPARNA_STATIC_ROOT": str(static_root), "COMPARNA_ADVICE_MAX_OPEN_RUNS": "3",
+           "COMPARNA_ADVICE_PER_ADDRESS": str(PER_ADDRESS)}
     with production_stack(extra_env=env) as stack:
         stack.manage("collectstatic", "--noinput", "-v", "0")
         out = stack.manage("shell", "-c", SETUP).stdout
@@ -128,3 +134,44 @@ def test_trna_phe_then_three_sequences_then_bad_inputs(advice_site, browser):
         assert not unexpected, unexpected
     finally:
         context.close()
+
+
+def _post_advice(url: str, text: str) -> tuple[int, dict]:
+    request = urllib.request.Request(url + "/api/advice/", data=json.dumps({"sequences": text}).encode(),
+                                     headers={"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_one_address_is_limited_through_the_stack(advice_site):
+    """The per-address limit through gunicorn and the database counters: all requests here come from
+    127.0.0.1, so the one refused is the one past PER_ADDRESS stored requests (refused inputs and "busy"
+    answers are not counted), and it is stored nowhere."""
+    url, stack = advice_site["url"], advice_site["stack"]
+    stack.start_worker("testrun", name="worker-testrun-again", concurrency=2)  # the test above stopped one
+    short = "GGGGAAAACCCCAAAAGGGGAAAACCCC"
+    answers = []
+    for _ in range(PER_ADDRESS + 2):
+        deadline = time.monotonic() + 120
+        while True:  # one request's runs at a time: the queue cap (3 waiting runs) is not what is tested
+            status, body = _post_advice(url, short)
+            if not (status == 429 and "busy" in body.get("error", "")) or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        answers.append((status, body))
+        if status != 202:
+            break
+        done = time.monotonic() + 120
+        while time.monotonic() < done:
+            with urllib.request.urlopen(body["api_url"], timeout=60) as response:
+                if not json.loads(response.read())["pending"]:
+                    break
+            time.sleep(1)
+    status, body = answers[-1]
+    assert status == 429, answers
+    assert f"At most {PER_ADDRESS} requests per 60 minutes from one address" in body["error"]
+    stored = int(stack.manage("shell", "-c", COUNT).stdout.split()[-1])
+    assert stored == PER_ADDRESS  # the refused one was not stored
