@@ -266,12 +266,9 @@ def sweep_stuck_advice() -> dict:
     requests = set(stuck_runs.values_list("query__request_id", flat=True))
     requests |= set(stuck_queries.values_list("request_id", flat=True))
     message = "not finished: the worker running it stopped (try again)"
-    runs = 0
-    for run in stuck_runs:
-        run.status, run.finished_at = Status.FAILED, now
-        run.result = {"ok": False, "status": "error", "message": message}
-        run.save(update_fields=["status", "finished_at", "result"])
-        runs += 1
+    runs = AdviceRun.objects.filter(pk__in=list(stuck_runs.values_list("pk", flat=True))).update(
+        status=Status.FAILED, finished_at=now, result={"ok": False, "status": "error", "message": message}
+    )
     queries = stuck_queries.update(status=Status.FAILED, error=message)
     for request_id in requests:
         _finish_if_done(request_id)

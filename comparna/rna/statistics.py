@@ -436,17 +436,21 @@ def holm_adjust(pvalues: Sequence[float] | np.ndarray) -> np.ndarray:
     ``p_(i)^adj = max_{j <= i} min(1, (m − j + 1) · p_(j))`` over the ascending p-values. NaNs stay NaN and
     do not count in m.
     """
-    return _adjust(pvalues, lambda q, m: np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * q)))
+    return _adjust(pvalues, lambda q, m: _holm_sorted(q[None, :])[0])
+
+
+def _holm_sorted(q: np.ndarray) -> np.ndarray:
+    """Holm's rule on rows of ascending p-values: max_{j <= i} min(1, (m − j + 1)·p_(j))."""
+    m = q.shape[1]
+    return np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * q, axis=1))
 
 
 def holm_rows(p: np.ndarray) -> np.ndarray:
     """Holm-adjusted p-values of every row of ``p`` (R, P) at once, each row its own family of P tests (no
     NaNs): the same values as :func:`holm_adjust` of each row."""
     p = np.asarray(p, dtype=np.float64)
-    n = p.shape[1]
     order = np.argsort(p, axis=1, kind="stable")
-    q = np.take_along_axis(p, order, axis=1) * (n - np.arange(n))
-    q = np.minimum(1.0, np.maximum.accumulate(q, axis=1))
+    q = _holm_sorted(np.take_along_axis(p, order, axis=1))
     adjusted = np.empty_like(q)
     np.put_along_axis(adjusted, order, q, axis=1)
     return adjusted
