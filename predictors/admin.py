@@ -14,6 +14,7 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -25,7 +26,7 @@ from comparna.models import Dataset, Target
 from predictors.core.spec import PredictorSpec
 from predictors.forms import PredictorForm, spec_token, token_matches
 from predictors.models import Method, MethodVersion, Prediction, TrialRun
-from predictors.publication import publish
+from predictors.publication import NameTaken, publish
 from predictors.services import queue_predictions, register_spec, spec_from_version, spec_to_json
 from predictors.trials import TrialBusy, is_expired, request_test_run, time_limit_s
 
@@ -124,7 +125,12 @@ class MethodAdmin(admin.ModelAdmin):
     def make_public(self, request, queryset) -> None:
         if not request.user.has_perm("predictors.change_method"):
             raise PermissionDenied
-        n = sum(publish(method=m) for m in queryset)
+        n = 0
+        for m in queryset:
+            try:
+                n += publish(method=m)
+            except NameTaken as exc:  # another owner's method was made public under that name first
+                self.message_user(request, str(exc), messages.ERROR)
         self.message_user(
             request, f"{n} method(s) made public or their new version approved.", messages.SUCCESS
         )
@@ -207,7 +213,9 @@ class MethodAdmin(admin.ModelAdmin):
             if form.is_valid():
                 spec = form.spec
                 data = request.POST.copy()
-                if method is None and Method.objects.filter(name=spec.name).exists():
+                if method is None and Method.objects.filter(
+                    Q(visibility=Method.Visibility.PUBLIC) | Q(owner__isnull=True), name=spec.name
+                ).exists():
                     form.add_error("name", f"A method named {spec.name!r} already exists; edit it instead.")
                 elif "_save" in request.POST:
                     if not token_matches(form.cleaned_data["tested"], spec):
@@ -269,7 +277,7 @@ class MethodAdmin(admin.ModelAdmin):
     def _save(self, request: HttpRequest, spec, *, active: bool, method: Method | None) -> HttpResponse:
         with transaction.atomic():
             before = method.current_version if method is not None else None
-            version = register_spec(spec=spec, from_catalogue=False, active=active)
+            version = register_spec(spec=spec, from_catalogue=False, active=active, method=method)
             n = queue_on_static_benchmark(version) if version.method.active else 0
         what = "registered" if method is None else (
             "saved as a new version" if before is None or before.pk != version.pk else "saved (same version)"

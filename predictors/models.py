@@ -61,7 +61,10 @@ class Method(models.Model):
         COLLECTION = "collection", "Sequence collection"
         ALIGNMENT = "alignment", "Alignment"
 
-    name = models.CharField(max_length=100, unique=True)
+    #: Unique among public methods, among ownerless (catalogue, staff-registered) methods and among one
+    #: owner's methods (the constraints below), not across owners' development methods: a name another owner
+    #: keeps private does not block it, so a refusal never tells that a private method exists (issue 36).
+    name = models.CharField(max_length=100, db_index=True)
     description = models.TextField(blank=True)
     citation = models.TextField(blank=True)
     url = models.URLField(blank=True)
@@ -86,6 +89,15 @@ class Method(models.Model):
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["name"], condition=models.Q(visibility="public"), name="method_public_name_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["name"], condition=models.Q(owner__isnull=True), name="method_ownerless_name_unique"
+            ),
+            models.UniqueConstraint(fields=["owner", "name"], name="method_owner_name_unique"),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -24,19 +24,40 @@ import dataclasses
 from django.db import transaction
 from django.utils import timezone
 
+from comparna.owners.names import skeleton
 from predictors.execution import spec_from_version
 from predictors.models import Method, MethodVersion
 from predictors.services import register_spec, spec_to_json
 
 
+class NameTaken(Exception):
+    """A development method cannot be made public: a public method has (or looks like) its name."""
+
+
+def public_name_clash(method: Method) -> str | None:
+    """The public method whose name ``method``'s is, or looks like (:func:`comparna.owners.names.conflicts`),
+    or None. Development methods of different owners may share a name (issue 36: a refused name must not tell
+    that a private method has it); the first made public keeps it, the other is renamed before publication."""
+    key = skeleton(method.name)
+    others = Method.objects.public().exclude(pk=method.pk).values_list("name", flat=True)
+    return next((other for other in others.iterator() if skeleton(other) == key), None)
+
+
 @transaction.atomic
 def publish(*, method: Method) -> bool:
     """Make ``method`` public (approving its current version), or approve the version or the training data
-    its owner proposed since it was; False when there was nothing to do."""
+    its owner proposed since it was; False when there was nothing to do. Raises :class:`NameTaken` when a
+    public method already has (or looks like) a development method's name."""
     method = Method.objects.select_for_update().get(pk=method.pk)
     if method.is_public:
         approved = approve_pending_version(method=method) is not None
         return approve_training_data(method=method) or approved
+    clash = public_name_clash(method)
+    if clash is not None:
+        raise NameTaken(
+            f"{method.name!r} cannot be made public: the public method {clash!r} has or looks like that "
+            "name; its owner must register it under another name"
+        )
     method.visibility = Method.Visibility.PUBLIC
     method.published_at = timezone.now()
     method.save(update_fields=["visibility", "published_at"])
@@ -64,7 +85,7 @@ def propose_version(*, method: Method, spec) -> MethodVersion:
         proposed = tuple(spec.training_data) if spec.training_data != approved_training else None
         if proposed is not None:  # the approved declaration stays until staff approve the new one
             spec = dataclasses.replace(spec, training_data=approved_training)
-        version = register_spec(spec=spec, from_catalogue=False, active=True, approved=False)
+        version = register_spec(spec=spec, from_catalogue=False, active=True, approved=False, method=method)
         version.proposed_training_data = list(proposed) if proposed is not None else None
         version.save(update_fields=["proposed_training_data"])
         return version
@@ -96,7 +117,7 @@ def approve_pending_version(*, method: Method) -> MethodVersion | None:
     if pending is None:
         return None
     MethodVersion.objects.filter(pk=pending.pk).update(pending_review=False)
-    return register_spec(spec=spec_from_version(pending), from_catalogue=False)
+    return register_spec(spec=spec_from_version(pending), from_catalogue=False, method=method)
 
 
 @transaction.atomic

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max, Min, Q
+from django.db.models import Case, Max, Min, Q, When
 from django.utils import timezone
 
 from comparna import pipeline
@@ -50,15 +50,32 @@ def spec_to_json(spec) -> dict:
 
 @transaction.atomic
 def register_spec(
-    *, spec, from_catalogue: bool = True, active: bool | None = None, approved: bool = True
+    *,
+    spec,
+    from_catalogue: bool = True,
+    active: bool | None = None,
+    approved: bool = True,
+    method: Method | None = None,
 ) -> MethodVersion:
     """Create or update the method of ``spec``; a changed fingerprint makes a new current version.
 
     ``approved`` (the catalogue, staff in the admin, staff approving an owner's version) marks the version
     approved (:attr:`MethodVersion.approved_at`); an owner registering their development method passes
     False: nothing of it is public until staff make it public (:mod:`predictors.publication`).
+
+    ``method``: the method to update (an owner's development method is always passed so). Without it the
+    method is the public or ownerless one of that name (names are unique among each of those; an owner's
+    development method may share the name and is never taken for it, issue 36), or a new one.
     """
-    method, _ = Method.objects.get_or_create(name=spec.name)
+    if method is None:
+        method = (
+            Method.objects.filter(name=spec.name)
+            .filter(Q(visibility=Method.Visibility.PUBLIC) | Q(owner__isnull=True))
+            .order_by(Case(When(visibility=Method.Visibility.PUBLIC, then=0), default=1), "pk")
+            .first()
+        ) or Method.objects.create(name=spec.name)
+    elif method.name != spec.name:
+        raise ValueError(f"spec {spec.name!r} is not method {method.name!r}")
     method.description = spec.description
     method.citation = spec.citation
     method.url = spec.url

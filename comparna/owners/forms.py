@@ -221,8 +221,9 @@ class OwnerMethodForm(forms.Form):
     tested = forms.CharField(required=False, widget=forms.HiddenInput)
     trial = forms.CharField(required=False, widget=forms.HiddenInput)
 
-    def __init__(self, *args, uploads=(), fixed_name: str | None = None, **kwargs):
+    def __init__(self, *args, uploads=(), fixed_name: str | None = None, user=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.user = user  # whose own methods' names a new name may not repeat (name_conflicts)
         self.fields["output_format"].choices = [(k, k) for k in sorted(PARSERS)]
         self.fields["image_archive"].choices = [("", "—")] + [(u.sha256, str(u)) for u in uploads]
         self._test_targets = {str(t.pk): t for t in reference_targets()}
@@ -272,7 +273,7 @@ class OwnerMethodForm(forms.Form):
         problem = name_problem(name)
         if problem:
             raise forms.ValidationError(problem)
-        if name_conflicts(name):
+        if name_conflicts(name, user=self.user):
             raise forms.ValidationError(NAME_UNAVAILABLE)
         return name
 

@@ -60,7 +60,7 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
         problem = name_problem(spec.name) if spec.name == normalise_name(spec.name) else "name not NFKC"
         if problem:
             raise NotAllowed(problem)
-        if name_conflicts(spec.name):  # public or another owner's private method: one answer for both
+        if name_conflicts(spec.name, user=user):  # a public method's, or one of the owner's own
             raise NotAllowed(NAME_UNAVAILABLE)
     elif method.owner_id != user.pk or spec.name != method.name:
         raise NotAllowed("not your method")
@@ -69,12 +69,11 @@ def register_owner_method(*, user, spec, method: Method | None = None) -> Method
         if version.pending_review or version.proposed_training_data is not None:
             _ask_staff_to_review(method=method, version=version)
     else:  # a development method: nothing of it is public until staff make it public (approving it)
-        version = register_spec(spec=spec, from_catalogue=False, active=True, approved=False)
-    m = version.method
-    if method is None:
-        m.owner = user
-        m.visibility = Method.Visibility.DEVELOPMENT
-        m.save(update_fields=["owner", "visibility"])
+        if method is None:
+            method = Method.objects.create(
+                name=spec.name, owner=user, visibility=Method.Visibility.DEVELOPMENT, from_catalogue=False
+            )
+        version = register_spec(spec=spec, from_catalogue=False, active=True, approved=False, method=method)
     queue_predictions(versions=[version], targets=None)
     return version
 
@@ -107,13 +106,21 @@ def _ask_staff_to_review(*, method: Method, version: MethodVersion) -> None:
     transaction.on_commit(lambda: _mail(staff, subject, body))
 
 
-def name_conflicts(name: str) -> bool:
-    """Whether ``name`` is, or looks like (:func:`comparna.owners.names.skeleton`), any method's name.
+def name_conflicts(name: str, *, user) -> bool:
+    """Whether ``name`` is, or looks like (:func:`comparna.owners.names.skeleton`), the name of a public
+    method, of a catalogue or staff-registered one, or of one of ``user``'s own methods.
 
-    Reads every method's name: methods are registered by approved owners and the catalogue, a few hundred
-    at most, and a look-alike cannot be found by an index on the exact name.
+    Never of another owner's development method (issue 36): the answer would tell that a private method of
+    that name exists, so such names may be shared; the first made public keeps it
+    (:func:`predictors.publication.publish` refuses the other, whose owner registers it under another name).
+    Reads those methods' names: a few hundred at most, and a look-alike cannot be found by an index on the
+    exact name.
     """
-    return conflicts(name, Method.objects.values_list("name", flat=True).iterator())
+    mine = Q(owner=user) if user is not None and user.is_authenticated else Q(pk__in=[])
+    names = Method.objects.filter(
+        Q(visibility=Method.Visibility.PUBLIC) | Q(owner__isnull=True) | mine
+    ).values_list("name", flat=True)
+    return conflicts(name, names.iterator())
 
 
 def set_active(*, method: Method, active: bool) -> int:

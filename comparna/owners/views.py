@@ -195,14 +195,16 @@ class OwnerMethodFormView(LoginRequiredMixin, View):
                 initial=OwnerMethodForm.initial_from_spec(spec), uploads=uploads, fixed_name=method.name
             )
         else:
-            form = OwnerMethodForm(uploads=uploads, fixed_name=None)
+            form = OwnerMethodForm(uploads=uploads, fixed_name=None, user=request.user)
         return self._render(request, form, method)
 
     def post(self, request, pk=None):
         method = self._method(request, pk)
         fixed = method.name if method else None
         if not svc.is_approved_owner(request.user):
-            form = OwnerMethodForm(request.POST, uploads=self._uploads(request), fixed_name=fixed)
+            form = OwnerMethodForm(
+                request.POST, uploads=self._uploads(request), fixed_name=fixed, user=request.user
+            )
             form.is_valid()
             form.add_error(
                 None, "Your account awaits staff approval; you can register methods once approved."
@@ -221,7 +223,7 @@ class OwnerMethodFormView(LoginRequiredMixin, View):
                 data["image_archive"] = upload.sha256
                 data["tested"] = ""
         uploads = self._uploads(request)
-        form = OwnerMethodForm(data, uploads=uploads, fixed_name=fixed)
+        form = OwnerMethodForm(data, uploads=uploads, fixed_name=fixed, user=request.user)
         valid = form.is_valid()
         if upload_error:
             form.add_error("archive", upload_error)
@@ -259,7 +261,7 @@ class OwnerMethodFormView(LoginRequiredMixin, View):
                 return self._render(request, form, method, status=409)
             data["tested"] = ""
             data["trial"] = str(trial.pk)
-        form = OwnerMethodForm(data, uploads=uploads, fixed_name=fixed)
+        form = OwnerMethodForm(data, uploads=uploads, fixed_name=fixed, user=request.user)
         form.is_valid()
         return self._render(request, form, method, trial=trial)
 

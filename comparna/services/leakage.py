@@ -116,7 +116,8 @@ def unseen_mask(
 
 
 def _declarations(names: tuple[str, ...]) -> dict[str, Declaration]:
-    methods = Method.objects.filter(name__in=names).prefetch_related("versions__training_declaration")
+    methods = Method.objects.public().filter(name__in=names)
+    methods = methods.prefetch_related("versions__training_declaration")
     out = {}
     for m in methods:
         current = next((v for v in m.versions.all() if v.is_current), None)

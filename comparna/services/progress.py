@@ -131,10 +131,10 @@ def prediction_progress(
     )
     rates: dict[int, tuple[dict, dict]] = {}
     for row in (
-        base.filter(ran).values("target__dataset_id", "method_version__method__name")
+        base.filter(ran).values("target__dataset_id", "method_version__method_id")
         .annotate(n=Count("id"), first=Min("started_at")).order_by()
     ):
-        rates.setdefault(row["target__dataset_id"], ({}, {}))[1][row["method_version__method__name"]] = (
+        rates.setdefault(row["target__dataset_id"], ({}, {}))[1][row["method_version__method_id"]] = (
             row["n"], row["first"]
         )
     # the workers' first start in the window, whatever they ran (one measuring time for every rate)
@@ -161,8 +161,8 @@ def _progress(
     now: dt.datetime,
 ) -> dict:
     """:func:`prediction_progress`'s result from its counts per dataset: ``scope`` {dataset pk: (by_method
-    {(name, method pk): {status: n}}, _)} of what is shown, ``rates`` {dataset pk: (_, recent {name: (finished
-    in the window, first of them started)})} of the datasets the rates are measured on."""
+    {(name, method pk): {status: n}}, _)} of what is shown, ``rates`` {dataset pk: (_, recent {method pk:
+    (finished in the window, first of them started)})} of the datasets the rates are measured on."""
     span = measuring_minutes(first, now=now, window_minutes=window_minutes)
     # what the workers still have to run: queued or running predictions of active methods (a deactivated
     # method's predictions wait; an upload a web service owes is not the workers' work)
@@ -182,7 +182,7 @@ def _progress(
             for status, n in counts.items():
                 m["statuses"][status] += n
                 by_status[status] += n
-            n_recent = recent.get(name, (0, None))[0]
+            n_recent = recent.get(pk, (0, None))[0]
             m["recent"] += n_recent
             if pk not in active:
                 continue

@@ -156,10 +156,10 @@ def progress_counts_by_dataset(
     *, subset: Subset | None = None, dataset: Dataset | None = None, include_private: bool = False
 ) -> tuple[dict[int, tuple[dict, dict]], TallyRun] | None:
     """What :func:`comparna.services.progress.prediction_progress` counts, from the tallies, by dataset in one
-    query: ``({dataset pk: (by_method {(name, method pk): {status: n}}, recent {name: (n, first started)})},
-    run)`` of one subset's predictions, or of every dataset's (or one dataset's); None before the first
-    refresh. Public methods' predictions that are not self-reported, or with ``include_private`` every
-    method's predictions that are not self-reported (what the workers run)."""
+    query: ``({dataset pk: (by_method {(name, method pk): {status: n}}, recent {method pk: (n, first
+    started)})}, run)`` of one subset's predictions, or of every dataset's (or one dataset's); None before
+    the first refresh. Public methods' predictions that are not self-reported, or with ``include_private``
+    every method's predictions that are not self-reported (what the workers run)."""
     run = current_run()
     if run is None:
         return None
@@ -179,9 +179,9 @@ def progress_counts_by_dataset(
         counts = by_method.setdefault((name, mpk), {})
         counts[status] = counts.get(status, 0) + n
         if n_recent:
-            got = recent.get(name, (0, None))
+            got = recent.get(mpk, (0, None))
             earliest = got[1] if first is None or (got[1] is not None and got[1] <= first) else first
-            recent[name] = (got[0] + n_recent, earliest)
+            recent[mpk] = (got[0] + n_recent, earliest)
     return by_dataset, run
 
 

@@ -372,3 +372,75 @@ def test_program_and_version_text_in_the_review_mail_is_quoted(django_capture_on
     body = next(m.body for m in mail.outbox if m.to == ["reviewer@lab.example"])
     assert not any(line.startswith(("Staff note", "-- the team")) for line in body.splitlines())
     assert '"quill\\u000a\\u000aStaff note: reviewed, approve"' in body
+
+
+# -- private method names (issue 36's last low) -----------------------------------------------------------
+def _owner(name: str) -> User:
+    user = User.objects.create_user(name, f"{name}@lab.example", PASSWORD)
+    OwnerProfile.objects.create(user=user, email_confirmed_at=timezone.now(), approved_at=timezone.now())
+    return user
+
+
+def _form_name_error(user: User, name: str) -> str | None:
+    client = Client()
+    client.force_login(user)
+    r = client.post(
+        reverse("owner-method-new"),
+        {"name": name, "kind": "web", "program": "p", "version": "1", "input": "single",
+         "output_format": "dot-bracket", "argv": "", "output_file": "", "endpoint": "",
+         "max_concurrent": 2, "requests_per_minute": 60, "retries": 1, "upload_window_h": 1,
+         "max_length": 1000, "time_limit_s": 30, "memory_limit_mb": 512, "test_sequence": "GGGGAAAACCCC",
+         "tested": "", "trial": "", "image_archive": "", "_test": "1"},
+    )
+    errors = r.context["form"].errors.get("name")
+    return " ".join(errors) if errors else None
+
+
+def test_a_private_method_name_cannot_be_told_from_a_free_one():
+    """The name form answered "not available" for another owner's *private* method's name — with the public
+    list beside it, that told which private methods exist. Now only public (and catalogue) names and the
+    owner's own are refused; two owners may keep the same private name; the first made public keeps it."""
+    from comparna.owners.methods import register_owner_method
+
+    register_spec(spec=PredictorSpec(name="MXfold2", program="p", version="1", argv=(), kind="web",
+                                     endpoint=None), from_catalogue=True, active=True)
+    bob, ann = _owner("bob"), _owner("ann")
+
+    def spec(name):
+        return PredictorSpec(name=name, program="p", version="1", argv=(), kind="web", endpoint=None)
+
+    bobs = register_owner_method(user=bob, spec=spec("SecretFold")).method
+    assert bobs.visibility == Method.Visibility.DEVELOPMENT and bobs.owner == bob
+    # Ann sees the same answer for Bob's private name (and its look-alike) as for a name nobody has …
+    assert _form_name_error(ann, "SecretFold") is None
+    assert _form_name_error(ann, "SecretFo1d") is None  # a look-alike of it
+    assert _form_name_error(ann, "NobodysFold") is None
+    # … while public names and her own stay refused, look-alikes included
+    assert _form_name_error(ann, "MXfold2") is not None and _form_name_error(ann, "\u039cXfold2") is not None
+    assert _form_name_error(bob, "SecretFold") is not None
+    anns = register_owner_method(user=ann, spec=spec("SecretFold")).method
+    assert anns.pk != bobs.pk and anns.owner == ann
+    # each owner's versions stay on their own method
+    register_owner_method(user=bob, spec=replace_version(spec("SecretFold"), "2"), method=bobs)
+    assert bobs.versions.count() == 2 and anns.versions.count() == 1
+    # the first made public keeps the name; the other cannot be published under it
+    from predictors.publication import NameTaken, publish
+
+    assert publish(method=bobs) is True
+    with pytest.raises(NameTaken, match="SecretFold"):
+        publish(method=anns)
+    anns.refresh_from_db()
+    assert not anns.is_public and Method.objects.public().filter(name="SecretFold").count() == 1
+    # the catalogue sync by name never takes an owner's development method for its own
+    carl = _owner("carl")
+    carls = register_owner_method(user=carl, spec=spec("CatFold")).method
+    staff = register_spec(spec=spec("CatFold"), from_catalogue=True, active=True).method
+    assert staff.pk != carls.pk and staff.owner is None and staff.is_public
+    carls.refresh_from_db()
+    assert carls.owner == carl and not carls.is_public and carls.versions.count() == 1
+
+
+def replace_version(spec: PredictorSpec, version: str) -> PredictorSpec:
+    import dataclasses
+
+    return dataclasses.replace(spec, version=version, program=spec.program + version)
