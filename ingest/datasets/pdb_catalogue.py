@@ -55,7 +55,7 @@ PDB_HIRES = PdbDerivedDeclaration(
     title="PDB high-resolution structures (annotated here)",
     short_title="PDB ≤ 1.5 Å",
     description=(
-        "82 representative RNA 3D structures solved at 1.5 Å or better (RNAsolo, BGSU release 3.286), each "
+        "81 representative RNA 3D structures solved at 1.5 Å or better (RNAsolo, BGSU release 3.286), each "
         "chain extracted and annotated by this project's 3D-to-2D pipeline (gemmi, RNApolis; the weekly PDB "
         "set's rules) into the standard and the extended definition. " + _NOT_BLIND
     ),
