@@ -8,7 +8,7 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 
-from comparna.models import Dataset, ImportRun, Subset, Target
+from comparna.models import Dataset, DatasetEntry, ImportRun, Subset, Target
 from comparna.services import tallies
 from predictors.models import Method
 
@@ -80,6 +80,10 @@ def dataset_downloads(dataset: Dataset) -> list[dict]:
 PRIVATE_SUMMARY_KEYS = frozenset({"cdhit", "source_sha256", "declared_source", "source", "path", "command"})
 
 
+#: An excluded entry's outcome in words ("several molecules", not multi_molecule: issue 37, no internal word).
+EXCLUSION_WORDS = {str(value): str(label) for value, label in DatasetEntry.Outcome.choices}
+
+
 def import_outcome(run: ImportRun) -> str:
     """One readable line of an import run's summary: counts only. Lists become their length, dicts of counts
     a short "name n" list, and text (commands, paths, checksums) is left to the admin pages."""
@@ -94,6 +98,8 @@ def import_outcome(run: ImportRun) -> str:
             parts.append(f"{label}: {len(value)}")
         elif isinstance(value, dict):
             counts = [(str(k), v) for k, v in value.items() if isinstance(v, int) and not isinstance(v, bool)]
+            if key == "excluded":  # entries left out, by their outcome: in words, never the stored code
+                counts = [(EXCLUSION_WORDS.get(k, k), v) for k, v in counts]
             if counts:
                 shown = ", ".join(f"{k} {v}" for k, v in sorted(counts, key=lambda kv: -kv[1])[:6])
                 parts.append(f"{label}: {shown}{', …' if len(counts) > 6 else ''}")
