@@ -35,6 +35,10 @@ def recompute_rankings_task() -> int:
         store_ranking_status()
     except Exception:  # never lose the rankings stored above; the tallies refresh stores it within a minute
         logging.getLogger(__name__).exception("ranking status failed")
+    try:  # their table rows (mean MCC intervals, overview): until stored, pages show them "pending"
+        store_ranking_rows()
+    except Exception:  # the tallies refresh stores them too
+        logging.getLogger(__name__).exception("ranking rows failed")
     bump_data_version()  # the cached public pages show the new rankings
     for dataset in {snap.dataset for snap, new in results if new}:
         pending = Prediction.objects.filter(

@@ -20,6 +20,7 @@ from django.utils import timezone
 from comparna.models import Dataset, RankingSnapshot, ReferenceStructure, Subset, Target
 from comparna.rna.canonical import structure_to_text
 from comparna.rna.structure import Structure
+from comparna.services.pages.rankings import store_ranking_rows
 from comparna.services.rankings import rank_subset
 from comparna.services.scoring import score_prediction
 from predictors.models import Method, MethodVersion, Prediction
@@ -329,6 +330,7 @@ def build_site_data(
                         computed_at=now - dt.timedelta(days=days_ago)
                     )
     Target.objects.filter(dataset=strand).update(created_at=now - dt.timedelta(days=30))
+    store_ranking_rows()  # as the rankings task does right after the rankings (pages never compute them)
     return {"datasets": [strand, pdb], "methods": {n: m[1].method for n, m in methods.items()}}
 
 
@@ -398,6 +400,7 @@ def build_provisional_dataset(*, n_targets: int = 40, n_done: int = 30, seed: in
             score_prediction(prediction=prediction)
             finished += 1
     snap, _ = rank_subset(subset=subset, definition="extended", seed=11)
+    store_ranking_rows()  # as the rankings task does right after the rankings
     return {"snapshot": snap.pk, "finished": finished, "pending": pending, "first_start": first_start}
 
 

@@ -21,6 +21,7 @@ from comparna.rna import thresholds
 from comparna.rna.ranking_format import describe_decisions
 from comparna.services.pages.common import (
     cache_get,
+    cache_set,
     cached,
     data_version,
     report_values,
@@ -203,6 +204,7 @@ class SubsetRankingView(View):
             return HttpResponse(page)
         snap = find_snapshot(request, dataset=dataset, subset=subset, definition=definition)
         live = ranking_live(snap)
+        pending: list[bool] = []
 
         def render() -> str:
             # the report's parts it shows, never the whole report (about 10 MB at 100 methods, issue 28)
@@ -213,6 +215,7 @@ class SubsetRankingView(View):
                               ("within_families", "methods")))
             conditional_label = report_values(snap, ("within_families", "label"))[0] if conditional else None
             all_rows = ranking_rows(snap, shown)
+            pending.append(any(r.get("pending") for r in all_rows))
             rows = with_provenance(with_compare_links(ranked_rows(all_rows)), dataset=snap.dataset)
             others = list(
                 RankingSnapshot.objects.filter(subset=snap.subset, definition=definition).values(
@@ -268,7 +271,12 @@ class SubsetRankingView(View):
                 request=request,
             )
 
-        return HttpResponse(cached(key + live["stamp"], render, timeout=3600))
+        page = cache_get(key + live["stamp"])
+        if page is None:
+            page = render()
+            if not any(pending):  # rows still being stored in the background are never cached (stop 43)
+                cache_set(key + live["stamp"], page, 3600)
+        return HttpResponse(page)
 
 
 def with_compare_links(rows: list[dict]) -> list[dict]:

@@ -144,3 +144,29 @@ def _timeless(html: str) -> str:
     """The page without its clock-dependent words (the progress ETA: "4 min", "≈ 18:30 UTC")."""
     html = re.sub(r"\d+(\.\d+)? (min|h|s|minutes?|hours?|seconds?|days?)\b", "N", html)
     return re.sub(r"\d\d:\d\d", "HH:MM", html)
+
+
+def test_pages_never_compute_a_rankings_rows_in_a_request(client, world):  # noqa: F811
+    """Between a new snapshot and the background task that stores its rows, the home page and the ranking
+    page used to compute the rows in the request (every score of the subset read, bootstrap intervals of
+    every method's mean MCC: 7–11 s for the home page in make run, stop 43). Now they show the snapshot's
+    ranks and verdicts with the intervals marked "being computed", read no score, and cache nothing of
+    that; once the rows are stored, the same pages show the intervals."""
+    from comparna.tallies.models import RankingRows
+
+    snapshot, _ = rank_subset(subset=world["all"], definition="extended")
+    assert not RankingRows.objects.filter(snapshot=snapshot).exists()
+    cache.clear()
+    path = reverse("subset-rankings", args=[snapshot.dataset.slug, snapshot.subset.slug, "extended"])
+    with CaptureQueriesContext(connection) as queries:
+        ranking = client.get(path).content.decode()
+        home = client.get("/").content.decode()
+    read = [q["sql"] for q in queries if '"comparna_score"' in q["sql"]]
+    assert not read, read[:2]
+    assert "being computed" in ranking and "being computed" in home
+    top = snapshot.report["methods"][0]["method"]
+    assert top in ranking and top in home  # the ranks and verdicts are the snapshot's, at once
+    store_ranking_rows()
+    ranking = client.get(path).content.decode()  # the pending page was not cached
+    assert "being computed" not in ranking and "families: [" in ranking
+    assert "being computed" not in client.get("/").content.decode()

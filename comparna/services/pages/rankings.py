@@ -19,6 +19,7 @@ from comparna.rna.ranking import protocol_view
 from comparna.rna.statistics import bootstrap_ci_mean
 from comparna.services.pages.common import (
     cache_get,
+    cache_set,
     cached,
     ci_dict,
     current_scores,
@@ -71,10 +72,39 @@ def ranking_rows(
     Cached for ever under the snapshot's pk: the report is immutable, and the CI uses the scores present when
     first computed (normally the ones the snapshot was computed from). A page reads the rows
     :func:`store_ranking_rows` stored in the background; ``compute_only`` computes them (what it stores).
+
+    Before a newest snapshot's rows are stored (the minutes between it and the task that follows it) a page
+    gets its rows without the mean MCC's bootstrap intervals and the overview points, each marked
+    ``"pending"`` (``light_rows``): everything else comes from the report, and no score is read in a
+    request (stop 43: the home page computed six rankings' intervals in the request, 7–11 s in make run).
     """
     if not compute_only and (found := stored_ranking_rows(snapshot, protocol)) is not None:
         return found
     view, shown = snapshot_view(snapshot, protocol)
+
+    def finish(rows: list[dict]) -> list[dict]:
+        shared = defaultdict(int)
+        for r in rows:
+            if r["ranked"]:
+                shared[r["rank"]] += 1
+        for r in rows:
+            r["tied"] = r["ranked"] and shared[r["rank"]] > 1
+            r["rank_text"] = (f"{r['rank']}=" if r["tied"] else str(r["rank"])) if r["ranked"] else "–"
+            r["protocol"] = shown
+            low, high = r.get("rank_low"), r.get("rank_high")
+            r["rank_interval"] = None if low is None or not r["ranked"] else (
+                str(low) if low == high else f"{low}–{high}"
+            )
+        return rows
+
+    def light_rows() -> list[dict]:
+        directory = method_directory()
+        unknown = {"pk": None, "input_kind": "single", "comparative": False}
+        return finish([
+            {**row, **directory.get(row["method"], unknown), "mean_mcc": None, "overview": None,
+             "pending": True, **ranked_fields(snapshot, row)}
+            for row in view.get("methods", [])
+        ])
 
     def compute() -> list[dict]:
         directory = method_directory()
@@ -111,29 +141,24 @@ def ranking_rows(
             rows.append(
                 {**row, **info, "mean_mcc": mean_mcc, "overview": overview, **ranked_fields(snapshot, row)}
             )
-        shared = defaultdict(int)
-        for r in rows:
-            if r["ranked"]:
-                shared[r["rank"]] += 1
-        for r in rows:
-            r["tied"] = r["ranked"] and shared[r["rank"]] > 1
-            r["rank_text"] = (f"{r['rank']}=" if r["tied"] else str(r["rank"])) if r["ranked"] else "–"
-            r["protocol"] = shown
-            low, high = r.get("rank_low"), r.get("rank_high")
-            r["rank_interval"] = None if low is None or not r["ranked"] else (
-                str(low) if low == high else f"{low}–{high}"
-            )
-        return rows
-
-    def stored_or_compute() -> list[dict]:
-        # stored in the background for every newest snapshot (store_ranking_rows, issue 28)
-        stored = RankingRows.objects.filter(snapshot=snapshot, protocol=shown).values_list("rows", flat=True)
-        found = stored.first()
-        return found if found is not None else compute()
+        return finish(rows)
 
     if compute_only:
         return compute()
-    return cached(f"ranking-rows:{snapshot.pk}:{shown}", stored_or_compute)
+    # stored in the background for every newest snapshot (store_ranking_rows, issue 28); cached once stored
+    stored = RankingRows.objects.filter(snapshot=snapshot, protocol=shown).values_list("rows", flat=True)
+    found = stored.first()
+    if found is None:
+        newer = RankingSnapshot.objects.filter(
+            subset_id=snapshot.subset_id, definition=snapshot.definition, computed_at__gt=snapshot.computed_at
+        )
+        if not newer.exists():
+            return light_rows()  # not cached: the stored rows replace them within minutes
+        # an older snapshot replaced before its rows were stored (make run ranks every 3 min), asked for
+        # by its pk: nothing will store them; computed once, cached for ever
+        return cached(f"ranking-rows:{snapshot.pk}:{shown}", compute)
+    cache_set(f"ranking-rows:{snapshot.pk}:{shown}", found, None)
+    return found
 
 
 def stored_ranking_rows(snapshot: RankingSnapshot, protocol: str = "target") -> list[dict] | None:
@@ -217,9 +242,14 @@ KIND_FILTERS = ("all", "single", "comparative")
 def sort_and_filter(
     rows: list[dict], *, sort: str = "rank", direction: str = "asc", kind: str = "all"
 ) -> list[dict]:
-    """Rows sorted by a column of :data:`SORT_KEYS` and filtered by input kind (server-side, no JS)."""
+    """Rows sorted by a column of :data:`SORT_KEYS` and filtered by input kind (server-side, no JS). By rank,
+    a shared rank keeps the report's order (by mean MCC on the decided targets, then name: the home page's
+    glance and the dataset page list them so too, issue 37), not the names' order."""
     key = SORT_KEYS.get(sort, SORT_KEYS["rank"])
-    out = sorted(rows, key=lambda r: (key(r), r["method"]), reverse=direction == "desc")
+    if key is SORT_KEYS["rank"]:  # a stable sort: a shared rank's rows stay in the report's order
+        out = sorted(rows, key=key, reverse=direction == "desc")
+    else:
+        out = sorted(rows, key=lambda r: (key(r), r["method"]), reverse=direction == "desc")
     if kind == "single":
         out = [r for r in out if not r["comparative"]]
     elif kind == "comparative":
