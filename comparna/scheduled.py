@@ -18,7 +18,9 @@ SCHEDULE: dict = {
     "nightly-rankings": {
         "task": "comparna.tasks.recompute_rankings_task",
         "schedule": float(_interval) if _interval else crontab(hour=2, minute=30),
-        "options": {"queue": "default"},
+        # a tick that waited longer than the interval is dropped: the run that made it wait covers it, and
+        # ticks piled behind a run longer than the interval kept the default worker from everything else
+        "options": {"queue": "default", "expires": float(_interval) if _interval else 6 * 3600},
     },
     # what the pages show of the predictions table, counted in the background (issue 28)
     "refresh-tallies": {

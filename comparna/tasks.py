@@ -31,7 +31,10 @@ def recompute_rankings_task() -> int:
     contents count what was still queued).
     """
     results = recompute_rankings()
-    try:  # the new snapshots' live state, read by their pages at once (else at the next tallies refresh)
+    try:  # the counts the pages read (progress, ETA) and the new snapshots' live state, at once: a periodic
+        # tallies refresh queued behind a long rankings run expires (stop 43: make run's ETA stood still
+        # for 20 min while the one default worker ran rankings back to back)
+        refresh_tallies()
         store_ranking_status()
     except Exception:  # never lose the rankings stored above; the tallies refresh stores it within a minute
         logging.getLogger(__name__).exception("ranking status failed")

@@ -413,3 +413,29 @@ def test_a_ranking_stored_before_any_result_does_not_count_as_the_first(scored, 
     early = DatasetSnapshot.objects.filter(dataset=scored).exclude(pk=import_time.pk).get()
     assert early.status == DatasetSnapshot.Status.DONE and early.contents["unfinished_predictions"] == 4
     assert has_snapshot_since_first_ranking(scored)
+
+
+def test_the_rankings_task_refreshes_the_counts_the_pages_read(scored, monkeypatch):
+    """Stop 43: in make run the one default worker ran rankings back to back (a tick every 3 min, each run
+    6–8 min) and the periodic tallies refresh queued behind them expired, so the progress and ETA on every
+    page stood still for 20 minutes. The rankings task now counts the predictions itself before it stores
+    the new snapshots' live state, and a rankings tick older than its interval is dropped."""
+    import importlib
+
+    from comparna import pipeline, scheduled
+    from comparna.tallies.models import PredictionTally, TallyRun
+    from comparna.tasks import recompute_rankings_task
+
+    monkeypatch.setattr(pipeline, "snapshot_reserved", lambda *, snapshot_id: None)
+    before = TallyRun.objects.count()
+    assert recompute_rankings_task() > 0
+    assert TallyRun.objects.count() == before + 1
+    newest = TallyRun.objects.order_by("-computed_at").first()
+    counted = sum(PredictionTally.objects.filter(run=newest, subset__isnull=True).values_list("n", flat=True))
+    assert counted == Prediction.objects.count() > 0  # this database's predictions, counted now
+
+    monkeypatch.setenv("COMPARNA_RANKING_INTERVAL_S", "180")
+    entry = importlib.reload(scheduled).SCHEDULE["nightly-rankings"]
+    assert entry["options"]["expires"] == 180.0 and entry["schedule"] == 180.0
+    monkeypatch.delenv("COMPARNA_RANKING_INTERVAL_S")
+    assert importlib.reload(scheduled).SCHEDULE["nightly-rankings"]["options"]["expires"] == 6 * 3600
