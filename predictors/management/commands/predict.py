@@ -29,7 +29,8 @@ class Command(BaseCommand):
             return
         if not method or not sequence:
             raise CommandError("give --list, or --method NAME and --sequence SEQ")
-        m = Method.objects.filter(name=method).first()
+        # the public method of that name ("public" sorts after "development"), else an owner's (issue 36)
+        m = Method.objects.filter(name=method).order_by("-visibility", "pk").first()
         if m is None or m.current_version is None:
             raise CommandError(f"unknown method {method!r}; run sync_predictors, or see --list")
         sequence = sequence.strip().upper().replace("T", "U")
