@@ -73,10 +73,8 @@ def ranking_rows(
     first computed (normally the ones the snapshot was computed from). A page reads the rows
     :func:`store_ranking_rows` stored in the background; ``compute_only`` computes them (what it stores).
 
-    Before a newest snapshot's rows are stored (the minutes between it and the task that follows it) a page
-    gets its rows without the mean MCC's bootstrap intervals and the overview points, each marked
-    ``"pending"`` (``light_rows``): everything else comes from the report, and no score is read in a
-    request (stop 43: the home page computed six rankings' intervals in the request, 7–11 s in make run).
+    Until a newest snapshot's rows are stored, a page gets them from the report without the mean MCC's
+    intervals and the overview, marked ``"pending"``: no score is read in a request (stop 43).
     """
     if not compute_only and (found := stored_ranking_rows(snapshot, protocol)) is not None:
         return found
@@ -145,7 +143,6 @@ def ranking_rows(
 
     if compute_only:
         return compute()
-    # stored in the background for every newest snapshot (store_ranking_rows, issue 28); cached once stored
     stored = RankingRows.objects.filter(snapshot=snapshot, protocol=shown).values_list("rows", flat=True)
     found = stored.first()
     if found is None:
@@ -154,8 +151,7 @@ def ranking_rows(
         )
         if not newer.exists():
             return light_rows()  # not cached: the stored rows replace them within minutes
-        # an older snapshot replaced before its rows were stored (make run ranks every 3 min), asked for
-        # by its pk: nothing will store them; computed once, cached for ever
+        # an older snapshot replaced before its rows were stored, asked for by pk: computed once, cached
         return cached(f"ranking-rows:{snapshot.pk}:{shown}", compute)
     cache_set(f"ranking-rows:{snapshot.pk}:{shown}", found, None)
     return found
