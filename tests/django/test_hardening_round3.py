@@ -298,23 +298,10 @@ def test_registration_refuses_a_memory_limit_above_a_runs_share(monkeypatch):
 def test_method_names_refuse_unicode_look_alikes_through_the_form():
     spec = PredictorSpec(name="MXfold2", program="p", version="1", argv=(), kind="web", endpoint=None)
     register_spec(spec=spec, from_catalogue=True, active=True)
-    owner = User.objects.create_user("namer", "n@lab.example", PASSWORD)
-    OwnerProfile.objects.create(user=owner, email_confirmed_at=timezone.now(), approved_at=timezone.now())
-    client = Client()
-    client.force_login(owner)
+    owner = _owner("namer")
 
     def name_error(name):
-        r = client.post(
-            reverse("owner-method-new"),
-            {"name": name, "kind": "web", "program": "p", "version": "1", "input": "single",
-             "output_format": "dot-bracket", "argv": "", "output_file": "", "endpoint": "",
-             "max_concurrent": 2,
-             "requests_per_minute": 60, "retries": 1, "upload_window_h": 1, "max_length": 1000,
-             "time_limit_s": 30, "memory_limit_mb": 512, "test_sequence": "GGGGAAAACCCC", "tested": "",
-             "trial": "", "image_archive": "", "_test": "1"},
-        )
-        errors = r.context["form"].errors.get("name")
-        return " ".join(errors) if errors else None
+        return _form_name_error(owner, name)
 
     for look_alike in ("ΜXfold2", "MXf\u0585ld2", "MX\u3164fold2", "\u3164MXfold2"):
         assert name_error(look_alike) is not None, look_alike

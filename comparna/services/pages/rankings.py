@@ -143,8 +143,8 @@ def ranking_rows(
 
     if compute_only:
         return compute()
-    stored = RankingRows.objects.filter(snapshot=snapshot, protocol=shown).values_list("rows", flat=True)
-    found = stored.first()
+    # asked above under ``protocol``; again only when the snapshot shows another (pre-issue-27: "2013")
+    found = stored_ranking_rows(snapshot, shown) if shown != protocol else None
     if found is None:
         newer = RankingSnapshot.objects.filter(
             subset_id=snapshot.subset_id, definition=snapshot.definition, computed_at__gt=snapshot.computed_at
