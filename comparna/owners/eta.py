@@ -5,10 +5,10 @@ the ranking pages use (issue 27) — run with ``include_private=True``: the same
 methods, so their predictions count here, and only here (public figures count public methods only).
 
 Issue 37: the estimate is the method's own — its queued or running predictions on each dataset at its own
-rate there over the window, the slowest dataset deciding (:mod:`comparna.services.progress`) — not the whole
-queue at the workers' rate, which said 6 h for a development method whose predictions have their own share
-of the workers (:mod:`predictors.scheduling`, lanes). Before any of its predictions finished in the window
-there is no estimate, and the message says so rather than inventing one.
+rate there over the window, the slowest dataset deciding (:mod:`comparna.services.progress`) — not the public
+schedule's (:mod:`comparna.services.backlog`), which said 6 h for a development method whose predictions
+have their own share of the workers (:mod:`predictors.scheduling`, lanes). Before any of its predictions
+finished in the window there is no estimate, and the message says so rather than inventing one.
 """
 
 from __future__ import annotations

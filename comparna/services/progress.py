@@ -3,17 +3,16 @@
 Every page that shows progress reads it here (home, rankings, the owner's method page); the ETA's sentence
 too (:func:`eta_sentence`), so pages cannot word or compute it differently (issue 37).
 
-- **One rate estimator.** A method's rate on a dataset is the number of its predictions there that finished
-  in the last :data:`WINDOW_MINUTES` minutes (not counting "too long", recorded without running anything)
-  divided by **one** measuring time for every method and dataset: the window, or less when the first
-  prediction the workers finished in it (of any method) started within it. Rates therefore add up, and a
-  method that just started one batch does not get the rate of one that ran all along (issue 27).
-- **One ETA, consistent by construction.** A method's ETA on a scope (a dataset, or one of its subsets) is its
-  queued or running predictions there divided by its rate on the dataset; the scope's ETA is the largest of
-  its methods' (the slowest method finishes last). A subset's queue of a method is part of the dataset's, at
-  the same rate, so a subset's ETA is at least each of its methods' and at most its dataset's; the site's
-  is the slowest dataset's. A method with queued work that finished nothing in the window has no estimate
-  (it is named, not guessed); with no estimate at all, the page says so.
+- **One ETA: the workers' schedule** (:mod:`comparna.services.backlog`). A public scope (the site, a dataset,
+  a subset, one method there) is done when the workers reach its last queued prediction in the order they
+  run them; its ETA is the measured compute of every public prediction queued up to that rank over the
+  workers' measured throughput, both over the last :data:`WINDOW_MINUTES` minutes (or since the workers'
+  first start in it, when later: one measuring time for everything). So a subset's ETA is at least each of
+  its methods' and at most its dataset's, and the site's is the slowest dataset's, by construction. Work of
+  a version with no measured cost yet is left out: the ETA is then "at least" and names it.
+- **An owner's own estimate** (``include_private=True``, :mod:`comparna.owners.eta`): development methods have
+  their own share of the workers, so a method's ETA there is its queue at its own rate (predictions finished
+  in the window over the same measuring time), its slowest dataset deciding.
 - **Public figures count public methods only**: development methods' predictions are not in them (their
   owners see their own estimate, :mod:`comparna.owners.eta`, with ``include_private=True``).
 - **Settled**: a ranking snapshot is *settled* when no prediction of an active method's current version on
@@ -31,9 +30,10 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from comparna.models import Dataset, RankingSnapshot, Subset
-from comparna.services import tallies
+from comparna.services import backlog, tallies
+from comparna.services.backlog import measuring_minutes
 from comparna.services.rankings import build_counts_table, inputs_hash
-from predictors.models import Method, Prediction
+from predictors.models import Method, MethodVersion, Prediction
 
 #: The throughput window, minutes (the tallies count finished predictions in the same one; /about/ states it).
 WINDOW_MINUTES = tallies.WINDOW_MINUTES
@@ -108,7 +108,9 @@ def prediction_progress(
         if subset is not None:  # the rates are the dataset's
             rates = tallies.progress_counts_by_dataset(dataset=dataset, include_private=include_private)[0]
         first = tallies.first_started_in_window(run)
-        return _progress(scope, rates, first=first, window_minutes=window_minutes, now=run.computed_at)
+        etas = None if include_private else tallies.scheduled_etas(run, subset=subset, dataset=dataset)
+        return _progress(scope, rates, first=first, window_minutes=window_minutes, now=run.computed_at,
+                         etas=etas, throughput=run.throughput)
     now = now or timezone.now()
     # what the workers run: development methods' predictions too (the owner's page), else what counts publicly
     base = Prediction.objects.exclude(self_reported=True) if include_private else Prediction.objects.public()
@@ -140,16 +142,14 @@ def prediction_progress(
     # the workers' first start in the window, whatever they ran (one measuring time for every rate)
     first = Prediction.objects.exclude(self_reported=True).filter(ran).aggregate(first=Min("started_at"))
     first = first["first"]
-    return _progress(scope, rates, first=first, window_minutes=window_minutes, now=now)
-
-
-def measuring_minutes(first: dt.datetime | None, *, now: dt.datetime, window_minutes: float) -> float:
-    """The one measuring time of every rate: the window, or from the start of the first prediction finished
-    in it (of any method: the workers' start) when that is later, but not under a minute."""
-    since = now - dt.timedelta(minutes=window_minutes)
-    if first is not None and first > since:
-        return max((now - first).total_seconds() / 60.0, 1.0)
-    return float(window_minutes)
+    etas, throughput = None, None
+    if not include_private:  # public figures: the schedule's ETA (comparna.services.backlog)
+        span = measuring_minutes(first, now=now, window_minutes=window_minutes)
+        schedule = backlog.measure_schedule(now=now, since=since, span_minutes=span)
+        etas = backlog.pick(backlog.scope_etas(schedule), subset=subset, dataset=dataset)
+        throughput = schedule.throughput
+    return _progress(scope, rates, first=first, window_minutes=window_minutes, now=now, etas=etas,
+                     throughput=throughput)
 
 
 def _progress(
@@ -159,10 +159,14 @@ def _progress(
     first: dt.datetime | None,
     window_minutes: float,
     now: dt.datetime,
+    etas: list[dict] | None = None,
+    throughput: float | None = None,
 ) -> dict:
     """:func:`prediction_progress`'s result from its counts per dataset: ``scope`` {dataset pk: (by_method
     {(name, method pk): {status: n}}, _)} of what is shown, ``rates`` {dataset pk: (_, recent {method pk:
-    (finished in the window, first of them started)})} of the datasets the rates are measured on."""
+    (finished in the window, first of them started)})} of the datasets the rates are measured on; ``etas``
+    the scope's schedule ETAs (:func:`comparna.services.backlog.pick`; public figures), else (an owner's
+    view) each method's ETA is its queue at its own rate."""
     span = measuring_minutes(first, now=now, window_minutes=window_minutes)
     # what the workers still have to run: queued or running predictions of active methods (a deactivated
     # method's predictions wait; an upload a web service owes is not the workers' work)
@@ -200,6 +204,7 @@ def _progress(
                 m["eta"] = (minutes, ds)
             if slowest is None or minutes > slowest[0]:
                 slowest = (minutes, name, ds)
+    scheduled = None if etas is None else _scheduled(etas, now=now)
     methods = []
     for (name, pk), m in sorted(merged.items(), key=lambda kv: kv[0][0].lower()):
         counts = m["statuses"]
@@ -209,6 +214,8 @@ def _progress(
             eta = None
         elif not m["queued"]:
             eta = _eta(0, None, now)
+        elif scheduled is not None:
+            eta = scheduled[0].get(pk)
         elif m["eta"] is None or m["unestimated"]:
             eta = None  # some of its queue is on a dataset where it finished nothing in the window
         else:
@@ -233,6 +240,8 @@ def _progress(
     n_recent = sum(m["recent"] for m in methods)
     if not workers_left:
         eta = _eta(0, None, now)
+    elif scheduled is not None:
+        eta, unestimated = scheduled[1], scheduled[2]
     elif slowest is None:
         eta = None
     else:
@@ -249,6 +258,8 @@ def _progress(
         "measured_minutes": span,
         "rate_per_min": n_recent / span if n_recent else None,
         "workers_left": workers_left,
+        "throughput": throughput,
+        "scheduled": scheduled is not None,
         "eta": eta,
         "unestimated": sorted(unestimated, key=str.lower),
         "methods": methods,
@@ -256,6 +267,38 @@ def _progress(
     }
     out["eta_sentence"] = eta_sentence(out)
     return out
+
+
+def _scheduled(etas: list[dict], *, now: dt.datetime) -> tuple[dict[int, dict | None], dict | None, set[str]]:
+    """From a scope's schedule ETAs (:func:`comparna.services.backlog.pick`): each method's ETA {method pk:
+    eta or None} (its versions' latest; ``lower_bound`` when work before it is uncounted), the scope's ETA
+    (with the ``dataset`` its last prediction is on) and the names of the methods whose work is uncounted."""
+    wanted = {v for e in etas for v in (e["version"], *e["unmeasured"]) if v is not None}
+    versions = {pk: (mpk, name) for pk, mpk, name in MethodVersion.objects.filter(pk__in=wanted)
+                .values_list("pk", "method_id", "method__name")}
+
+    def eta_of(row: dict) -> dict | None:
+        if row["minutes"] is None:
+            return None
+        return {**_eta_at(row["minutes"], now), "lower_bound": bool(row["unmeasured"])}
+
+    methods: dict[int, dict | None] = {}
+    scope_eta, unmeasured = None, set()
+    for row in etas:
+        if row["version"] is None:
+            scope_eta = eta_of(row)
+            if scope_eta is not None:
+                names = dict(Dataset.objects.filter(pk=row["dataset"]).values_list("pk", "name"))
+                scope_eta.update(method=None, dataset=names.get(row["dataset"], ""))
+            unmeasured = {versions[v][1] for v in row["unmeasured"] if v in versions}
+            continue
+        mpk = versions.get(row["version"], (None, ""))[0]
+        # a method whose own work cannot be costed yet has no estimate of its own (not "at least" a guess)
+        mine = None if row["version"] in row["unmeasured"] else eta_of(row)
+        got = methods.get(mpk, False)
+        if got is False or (got is not None and (mine is None or mine["minutes"] > got["minutes"])):
+            methods[mpk] = mine
+    return methods, scope_eta, unmeasured
 
 
 def _eta_at(minutes: float, now: dt.datetime) -> dict:
@@ -269,11 +312,28 @@ def eta_sentence(progress: dict) -> str:
     window = f"{progress['window_minutes']:.0f} min"
     missing = progress.get("unestimated") or []
     eta = progress.get("eta")
+    scheduled = progress.get("scheduled")
     if not eta:
+        if scheduled:
+            return (f"ETA: no estimate — no public prediction finished in the last {window} "
+                    "(are the workers running?).")
         return (f"ETA: no estimate — no method with queued predictions here finished one in the last "
                 f"{window} (are the workers running?).")
     at = eta["at"]
     at_text = at.strftime("%Y-%m-%d %H:%M") if hasattr(at, "strftime") else str(at)[:16].replace("T", " ")
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    whose = "theirs" if len(missing) > 1 else "its"
+    if scheduled:
+        where = f", on {eta['dataset']}" if eta.get("dataset") else ""
+        text = (
+            f"ETA: {'at least' if eta.get('lower_bound') else 'about'} {eta['text']} (≈ {at_text} UTC), "
+            f"when the workers reach the last prediction queued here{where}: every public prediction queued "
+            f"before it, of any method or dataset, at each method's seconds per prediction (scaled by target "
+            f"length) and the workers' throughput, both measured over the last {window}."
+        )
+        if missing:
+            text += f" Not counted yet: the work of {shown} (nothing of {whose} finished in that window)."
+        return text
     slowest = f", {eta['method']}," if eta.get("method") else ""
     where = f" on {eta['dataset']}" if eta.get("dataset") else ""
     text = (
@@ -281,8 +341,6 @@ def eta_sentence(progress: dict) -> str:
         f"finishes its queue at its own rate{where} over the last {window}."
     )
     if missing:
-        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        whose = "theirs" if len(missing) > 1 else "its"
         text += f" No estimate yet for {shown}: nothing of {whose} finished in that window."
     return text
 

@@ -27,8 +27,9 @@ from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 from comparna.models import Dataset, RankingSnapshot, Subset, Target
+from comparna.services import backlog
 from comparna.services.rankings import build_counts_table, inputs_hash
-from comparna.tallies.models import PredictionTally, RankingFreshness, TallyRun
+from comparna.tallies.models import PredictionTally, RankingFreshness, ScheduledEta, TallyRun
 from predictors.models import Method, Prediction
 
 #: The throughput window (minutes) the refresh counts finished predictions in (progress.WINDOW_MINUTES).
@@ -83,8 +84,21 @@ def refresh_tallies(*, window_minutes: float = WINDOW_MINUTES, now: dt.datetime 
         },
         "comparative_inputs": Target.objects.filter(comparative_inputs__isnull=False).distinct().count(),
     }
+    # the ETA of every scope from the workers' schedule, measured over the same window
+    first = min((r["first"] for ds, sub, r in rows if sub is None and r["first"] and not r["self_reported"]),
+                default=None)
+    span = backlog.measuring_minutes(first, now=now, window_minutes=window_minutes)
+    schedule = backlog.measure_schedule(now=now, since=since, span_minutes=span)
+    etas = backlog.scope_etas(schedule)
     with transaction.atomic():
-        run = TallyRun.objects.create(computed_at=now, window_minutes=window_minutes, targets=targets)
+        run = TallyRun.objects.create(computed_at=now, window_minutes=window_minutes, targets=targets,
+                                      throughput=schedule.throughput)
+        ScheduledEta.objects.bulk_create(
+            [ScheduledEta(run=run, scope=e["scope"], dataset_id=e["dataset"], subset_id=e["subset"],
+                          method_version_id=e["version"], minutes=e["minutes"], unmeasured=e["unmeasured"])
+             for e in etas],
+            batch_size=5000,
+        )
         PredictionTally.objects.bulk_create(
             [
                 PredictionTally(
@@ -183,6 +197,24 @@ def progress_counts_by_dataset(
             earliest = got[1] if first is None or (got[1] is not None and got[1] <= first) else first
             recent[mpk] = (got[0] + n_recent, earliest)
     return by_dataset, run
+
+
+def scheduled_etas(
+    run: TallyRun, *, subset: Subset | None = None, dataset: Dataset | None = None
+) -> list[dict]:
+    """The stored :func:`comparna.services.backlog.scope_etas` rows of one scope (a subset, a dataset, or the
+    site when neither is given)."""
+    rows = ScheduledEta.objects.filter(run=run)
+    if subset is not None:
+        rows = rows.filter(scope="subset", subset=subset)
+    elif dataset is not None:
+        rows = rows.filter(scope="dataset", dataset=dataset)
+    else:  # the site's row and every method's on each dataset (a method's ETA is its slowest dataset's)
+        rows = rows.filter(Q(scope="site") | Q(scope="dataset", method_version__isnull=False))
+    return [
+        {"dataset": ds, "version": v, "minutes": m, "unmeasured": u}
+        for ds, v, m, u in rows.values_list("dataset_id", "method_version_id", "minutes", "unmeasured")
+    ]
 
 
 def first_started_in_window(run: TallyRun) -> dt.datetime | None:

@@ -19,6 +19,10 @@ class TallyRun(models.Model):
     targets = models.JSONField(
         default=dict, blank=True, help_text='Targets counted: {"datasets": {pk: n}, "subsets": {pk: n}}.'
     )
+    throughput = models.FloatField(
+        null=True, blank=True,
+        help_text="Seconds of public predictions run per minute of the window (the ETA divisor).",
+    )
 
     class Meta:
         ordering = ["-computed_at"]
@@ -51,6 +55,27 @@ class PredictionTally(models.Model):
             models.Index(fields=["run", "dataset", "subset"], name="tally_scope"),
             models.Index(fields=["run", "subset"], name="tally_subset"),
         ]
+
+
+class ScheduledEta(models.Model):
+    """When the workers reach the last public prediction queued in a scope (:mod:`comparna.services.backlog`):
+    the site, a dataset or a subset (``method_version`` empty), or one method version's queue in a dataset or
+    subset; ``minutes`` None without a measured throughput; ``unmeasured``: version pks whose queued work
+    before it has no measured cost yet (the ETA is then a lower bound)."""
+
+    run = models.ForeignKey(TallyRun, on_delete=models.CASCADE, related_name="etas")
+    scope = models.CharField(max_length=8)
+    dataset = models.ForeignKey("comparna.Dataset", null=True, blank=True, on_delete=models.CASCADE,
+                                related_name="+")
+    subset = models.ForeignKey("comparna.Subset", null=True, blank=True, on_delete=models.CASCADE,
+                               related_name="+")
+    method_version = models.ForeignKey("predictors.MethodVersion", null=True, blank=True,
+                                       on_delete=models.CASCADE, related_name="+")
+    minutes = models.FloatField(null=True, blank=True)
+    unmeasured = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "scope", "dataset", "subset"], name="eta_scope")]
 
 
 class RankingFreshness(models.Model):

@@ -69,6 +69,7 @@ def world():
         minute = minute % 9 + 1
         p.finished_at = now - dt.timedelta(minutes=minute)
         p.started_at = p.finished_at - dt.timedelta(seconds=2)
+        p.runtime_s = 2.0
         p.save()
 
     def outcome(version, target, status):
@@ -231,9 +232,11 @@ def test_progress_eta_from_measured_throughput_and_settling(client, world):
     span = (now - first).total_seconds() / 60
     assert prog["recent"] == 57 and prog["measured_minutes"] == pytest.approx(span)
     assert prog["rate_per_min"] == pytest.approx(57 / span)
-    # the ETA is the slowest method's: its queue at its own rate (Delta, with nothing finished, is named)
-    assert prog["eta"]["minutes"] == pytest.approx(2 / (17 / span)) and prog["eta"]["method"] == "Alpha"
-    assert prog["unestimated"] == ["Delta"] and "No estimate yet for Delta" in prog["eta_sentence"]
+    # the ETA is the workers' schedule (every queued prediction at rank 0): Alpha's 2 queued jobs of 2 s at
+    # 57 jobs of 2 s run in the span; Delta, with nothing finished, cannot be costed: "at least", named
+    assert prog["eta"]["minutes"] == pytest.approx(2 * 2.0 / (57 * 2.0 / span))
+    assert prog["eta"]["lower_bound"] and prog["eta_sentence"].startswith("ETA: at least ")
+    assert prog["unestimated"] == ["Delta"] and "Not counted yet: the work of Delta" in prog["eta_sentence"]
     per = {m["method"]: m for m in prog["methods"]}
     # nothing of Delta finished: no estimate rather than a made-up one
     assert per["Delta"]["eta"] is None and per["Delta"]["pending"] == 20
@@ -243,14 +246,14 @@ def test_progress_eta_from_measured_throughput_and_settling(client, world):
     assert per["Alpha"]["rate_per_min"] == pytest.approx(17 / span)
     assert per["Beta"]["rate_per_min"] == pytest.approx(20 / span) != per["Alpha"]["rate_per_min"]
     assert sum(m["rate_per_min"] or 0 for m in per.values()) == pytest.approx(prog["rate_per_min"])
-    assert per["Alpha"]["eta"]["minutes"] == pytest.approx(2 / (17 / span))
-    # the owner's page reads the same computation (no development method here: the same numbers)
+    assert per["Alpha"]["eta"]["minutes"] == pytest.approx(prog["eta"]["minutes"])  # its last job is the last
+    # the owner's page reads the same counts, with the method's own rate (a development lane is its own)
     from comparna.owners.eta import queue_eta
 
     owner = queue_eta(world["versions"]["Alpha"], now=now)
     everywhere = {m["method"]: m for m in prediction_progress(now=now)["methods"]}
     assert owner["rate"]["per_minute"] == pytest.approx(everywhere["Alpha"]["rate_per_min"])
-    assert owner["minutes"] == pytest.approx(everywhere["Alpha"]["eta"]["minutes"])
+    assert owner["minutes"] == pytest.approx(2 / (17 / span))
     # nothing finished in the window: no estimate rather than a made-up one
     later = prediction_progress(subset=world["all"], now=now + dt.timedelta(hours=1))
     assert later["eta"] is None and later["pending"] == 22

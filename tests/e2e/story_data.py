@@ -17,7 +17,9 @@ PART = 40
 #: The measuring time of every rate (minutes): the first prediction finished in the window started then.
 SPAN = 10.0
 #: (dataset, public method) -> (finished in the last SPAN minutes, queued): on the dataset's first targets,
-#: in that order. ETA of a method on a scope = its queued predictions there × SPAN / finished on the dataset.
+#: in that order. The queued ones are in the workers' order after everything else queued on the site: each
+#: method's k-th queued prediction at rank RANK0 + k // 4 on Story A, RANK0 + 10 + k // 4 on Story B (so Story
+#: B is reached last, and Story A's subset "part" before Story A's last prediction).
 PLAN = {
     ("story-a", "GoodFold"): (40, 9),  # 2.25 min
     ("story-a", "MidFold"): (32, 10),  # 3.1 min
@@ -31,6 +33,10 @@ PLAN = {
 #: The development method: dataset -> (scored an hour ago, finished in the window, queued), in that order.
 #: Its own ETA: max(28 × 10 / 2, 29 × 10 / 1) = 290 min at (2 + 1) / 10 = 0.3 predictions a minute.
 DEV_PLAN = {"story-a": (20, 2, 28), "story-b": (0, 1, 29)}
+#: The first schedule rank of the story's queued predictions.
+RANK0 = 100_000
+#: The story's scopes whose ETA sentence the pages must show.
+SCOPES = ("story-a/all", "story-a/part", "story-b/all")
 #: (keep, noise) of each method's predictions (tests.web_data.predicted_pairs); NewFold: see TIE_BETTER.
 QUALITY = {"GoodFold": (0.95, 0), "MidFold": (0.6, 2), "WeakFold": (0.2, 3), DEV: (0.3, 3)}
 #: NewFold gives MidFold's structure, except on these targets, where it gives the reference.
@@ -195,12 +201,13 @@ def _build(marks: dict) -> dict:
     for (slug, name), (done, waiting) in PLAN.items():
         items = [t for t, _ in targets[slug]]
         in_window += [(name, t) for t in items[:done]]
-        queued += [(name, t) for t in items[done:done + waiting]]
+        first_rank = RANK0 + (10 if slug == "story-b" else 0)
+        queued += [(name, t, first_rank + k // 4) for k, t in enumerate(items[done:done + waiting])]
     for slug, (scored, done, waiting) in DEV_PLAN.items():
         items = [t for t, _ in targets[slug]]
         old += [(DEV, t) for t in items[:scored]]
         in_window += [(DEV, t) for t in items[scored:scored + done]]
-        queued += [(DEV, t) for t in items[scored + done:scored + done + waiting]]
+        queued += [(DEV, t, RANK0) for t in items[scored + done:scored + done + waiting]]
 
     def scored(name: str, target: Target, finished: dt.datetime) -> None:
         p = Prediction.objects.create(
@@ -218,8 +225,8 @@ def _build(marks: dict) -> dict:
     for name, t in old:
         scored(name, t, now - dt.timedelta(minutes=60))
     Prediction.objects.bulk_create(
-        [Prediction(method_version=versions[name], target=t, status=Prediction.Status.QUEUED)
-         for name, t in queued]
+        [Prediction(method_version=versions[name], target=t, status=Prediction.Status.QUEUED,
+                    schedule_rank=rank) for name, t, rank in queued]
     )
 
     snapshots = {
@@ -254,6 +261,20 @@ def _build(marks: dict) -> dict:
         "subsets": {f"{slug}/{sub}": s.pk for (slug, sub), s in subsets.items()},
         "snapshots": {f"{slug}/{sub}": pk for (slug, sub), pk in snapshots.items()},
         "archive": {"number": archive.number, "date": f"{archive.created_at:%Y-%m-%d}"},
+        # the ETA sentence of every story scope, of each dataset and of the site, from the stored counts
+        "eta": {
+            **{f"{slug}/{sub}": progress.prediction_progress(subset=s)["eta_sentence"]
+               for (slug, sub), s in subsets.items()},
+            **{slug: progress.prediction_progress(dataset=Dataset.objects.get(slug=slug))["eta_sentence"]
+               for slug in DATASETS},
+            "site": progress.prediction_progress()["eta_sentence"],
+        },
+        "eta_minutes": {
+            **{f"{slug}/{sub}": progress.prediction_progress(subset=s)["eta"]["minutes"]
+               for (slug, sub), s in subsets.items()},
+            **{slug: progress.prediction_progress(dataset=Dataset.objects.get(slug=slug))["eta"]["minutes"]
+               for slug in DATASETS},
+        },
         "unfinished": {f"{slug}/{sub}": progress.unfinished_of_active(subset=s, live=True)
                        for (slug, sub), s in subsets.items()},
         "public": {"total": public.count(), "pending": public.filter(status__in=progress.UNFINISHED).count()},
