@@ -90,11 +90,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=120.0)
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--t0", type=float, help="Epoch seconds the minutes count from (default: now).")
     args = parser.parse_args(argv)
     setup_django()
     from comparna.models import Dataset
 
-    start = time.monotonic()
+    start = time.monotonic() - (time.time() - args.t0 if args.t0 else 0.0)
     series, finished, previous = [], {}, None
     while True:
         minute = (time.monotonic() - start) / 60
