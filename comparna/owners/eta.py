@@ -1,24 +1,27 @@
 """When an owner's queued predictions should be done: the owner's own estimate, from the one rate estimator.
 
-The rates come from :func:`comparna.services.progress.prediction_progress` — the computation the home page and
-the ranking pages use (issue 27) — run with ``include_private=True``: the same workers run development
-methods, so their predictions count here, and only here (public figures count public methods only).
+The workers' rate (:func:`recent_rate`) comes from :func:`comparna.services.progress.prediction_progress` run
+with ``include_private=True``: the same workers run development methods, so their predictions count here, and
+only here (public figures count public methods only).
 
-Issue 37: the estimate is the method's own — its queued or running predictions on each dataset at its own
-rate there over the window, the slowest dataset deciding (:mod:`comparna.services.progress`) — not the public
-schedule's (:mod:`comparna.services.backlog`), which said 6 h for a development method whose predictions
-have their own share of the workers (:mod:`predictors.scheduling`, lanes). Before any of its predictions
-finished in the window there is no estimate, and the message says so rather than inventing one.
+Issue 37: the estimate is the method's own — its queued or running predictions at its own rate, weighted by
+target length (:func:`queue_eta`) — not the public schedule's (:mod:`comparna.services.backlog`), which said
+6 h for a development method whose predictions have their own share of the workers
+(:mod:`predictors.scheduling`, lanes). Before any of its predictions finished in the window there is no
+estimate, and the message says so rather than inventing one.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 
+from django.db.models import Count, Min
 from django.utils import timezone
 
+from comparna.services import backlog
 from comparna.services.progress import WINDOW_MINUTES, WORKER_QUEUE, eta_text, prediction_progress
 from predictors.models import MethodVersion
+from predictors.scheduling import MethodCost
 
 #: Predictions the workers still have to run (uploads a web service owes are not the workers' work).
 QUEUED = WORKER_QUEUE
@@ -38,40 +41,49 @@ def recent_rate(*, now: dt.datetime | None = None, window_minutes: float = WINDO
 
 
 def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict:
-    """The estimate for ``version``'s queued predictions, at its method's own measured rate.
+    """The estimate for ``version``'s queued predictions, at its own measured rate.
 
-    Returns ``{"mine", "queued_total", "rate", "minutes", "text"}`` (``rate``: the method's own
-    ``{"finished", "minutes", "per_minute"}``); ``minutes`` is None (and ``text`` says why) when nothing of it
-    finished in the window.
+    Its predictions run in the development lane's own share of the workers, in schedule order over every
+    dataset, so the estimate is pooled over them and weighted by target length (the scheduler's units,
+    :func:`comparna.services.backlog.units`): its queued units over the units it finished per minute,
+    measured since its first run in the window (or over the whole window), not under a minute. Per dataset,
+    a method that had just reached a dataset had "no estimate" with hundreds finished elsewhere (``make
+    run``, stop 44).
+
+    Returns ``{"mine", "queued_total", "rate", "minutes", "text"}`` (``rate``: its own ``{"finished",
+    "minutes", "per_minute"}``, predictions a minute); ``minutes`` is None (and ``text`` says why) when
+    nothing of it finished in the window.
     """
-    live = now is not None
     now = now or timezone.now()
-    mine = version.predictions.filter(status__in=QUEUED).count()
-    progress = prediction_progress(
-        now=now if live else None, include_private=True, window_minutes=WINDOW_MINUTES
-    )
-    own = next((m for m in progress["methods"] if m["pk"] == version.method_id), None)
-    rate = {
-        "finished": own["recent"] if own else 0,
-        "minutes": progress["measured_minutes"],
-        "per_minute": own["rate_per_min"] if own else None,
-    }
-    total = progress["workers_left"]
+    queued = version.predictions.filter(status__in=QUEUED)
+    mine = queued.count()
+    total = recent_rate(now=now)["queued_total"] if mine else 0
+    rate = {"finished": 0, "minutes": float(WINDOW_MINUTES), "per_minute": None}
     if mine == 0:
         return {"mine": 0, "queued_total": total, "rate": rate, "minutes": 0.0, "text": "nothing queued"}
-    eta = own["eta"] if own else None
-    if not rate["per_minute"] or not eta:
+    exponent = MethodCost.from_spec(version.spec or {}).exponent
+    since = now - dt.timedelta(minutes=WINDOW_MINUTES)
+    ran = version.predictions.filter(finished_at__gte=since, finished_at__lte=now).exclude(
+        status__in=backlog.NOT_RUN
+    )
+    done = ran.aggregate(n=Count("id"), first=Min("started_at"), units=backlog.units_sum(exponent))
+    if not done["n"]:
         text = (
             f"no estimate yet: none of its predictions finished in the last {WINDOW_MINUTES} min "
             f"({mine} queued; development methods have their own share of the workers, so they start "
             "within minutes)"
         )
         return {"mine": mine, "queued_total": total, "rate": rate, "minutes": None, "text": text}
-    minutes = eta["minutes"]
+    span = backlog.measuring_minutes(done["first"], now=now, window_minutes=WINDOW_MINUTES)
+    rate = {"finished": done["n"], "minutes": span, "per_minute": done["n"] / span}
+    left = queued.aggregate(units=backlog.units_sum(exponent))["units"] or 0.0
+    minutes = left / (done["units"] / span)
     within = "within a minute" if minutes < 1 else f"within about {eta_text(minutes)}"
     text = (
         f"done {within} at its own recent rate "
-        f"({rate['per_minute']:.1f} predictions/min over the last {rate['minutes']:.0f} min; "
+        f"({rate['per_minute']:.1f} predictions/min over the last {span:.0f} min, weighted by target length; "
         f"{mine} queued)"
     )
     return {"mine": mine, "queued_total": total, "rate": rate, "minutes": minutes, "text": text}
+
+

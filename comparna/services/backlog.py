@@ -104,6 +104,11 @@ def _units_expression(exponent: int):
     return ExpressionWrapper(Value(1.0) + Power(length, Value(float(exponent))), output_field=FloatField())
 
 
+def units_sum(exponent: int):
+    """An aggregate: the :func:`units` of the predictions of versions of this complexity exponent."""
+    return Sum(_units_expression(exponent))
+
+
 def worker_queue():
     """The public predictions the workers still have to run: queued or running, of active methods."""
     return Prediction.objects.public().filter(status__in=WORKER_QUEUE, method_version__method__active=True)
@@ -123,7 +128,7 @@ def measure_schedule(*, now: dt.datetime, since: dt.datetime, span_minutes: floa
     for exponent, versions in by_exponent.items():
         rows = (
             worker_queue().filter(method_version__in=versions)
-            .values("method_version_id", "schedule_rank").annotate(u=Sum(_units_expression(exponent)))
+            .values("method_version_id", "schedule_rank").annotate(u=units_sum(exponent))
             .order_by()
         )
         for row in rows:

@@ -37,6 +37,10 @@ from predictors.models import Method, MethodVersion, Prediction
 
 #: The throughput window, minutes (the tallies count finished predictions in the same one; /about/ states it).
 WINDOW_MINUTES = tallies.WINDOW_MINUTES
+#: The shortest measuring time a public ETA is given for (minutes): over the workers' first minutes, their
+#: start-up makes the throughput look a third of what it becomes (``make run``, stop 44: "at least 20 h 41"
+#: at minute 1, "about 4 h 51" from minute 7 on).
+MIN_MEASURING_MINUTES = 5
 UNFINISHED = (Prediction.Status.QUEUED, Prediction.Status.RUNNING, Prediction.Status.AWAITING)
 #: What the workers still have to run (the ETA's numerator).
 WORKER_QUEUE = (Prediction.Status.QUEUED, Prediction.Status.RUNNING)
@@ -205,6 +209,9 @@ def _progress(
             if slowest is None or minutes > slowest[0]:
                 slowest = (minutes, name, ds)
     scheduled = None if etas is None else _scheduled(etas, now=now)
+    measuring = scheduled is not None and span < MIN_MEASURING_MINUTES
+    if measuring:  # too short a measurement to say when (make run's first minutes: 3x too long)
+        scheduled = ({}, None, set())
     methods = []
     for (name, pk), m in sorted(merged.items(), key=lambda kv: kv[0][0].lower()):
         counts = m["statuses"]
@@ -260,6 +267,7 @@ def _progress(
         "workers_left": workers_left,
         "throughput": throughput,
         "scheduled": scheduled is not None,
+        "measuring": measuring,
         "eta": eta,
         "unestimated": sorted(unestimated, key=str.lower),
         "methods": methods,
@@ -314,6 +322,9 @@ def eta_sentence(progress: dict) -> str:
     eta = progress.get("eta")
     scheduled = progress.get("scheduled")
     if not eta:
+        if progress.get("measuring"):
+            return (f"ETA: measuring — the workers have run for {progress['measured_minutes']:.0f} min; an "
+                    f"estimate needs {MIN_MEASURING_MINUTES} min of their runs.")
         if scheduled:
             return (f"ETA: no estimate — no public prediction finished in the last {window} "
                     "(are the workers running?).")

@@ -82,6 +82,7 @@ class AboutView(TemplateView):
         ctx["conventions_2013"] = ranking.engine_conventions()  # the CompaRNA 2013 protocol (a labelled view)
         ctx["thresholds"] = thresholds
         ctx["window_minutes"] = progress.WINDOW_MINUTES
+        ctx["min_measuring_minutes"] = progress.MIN_MEASURING_MINUTES
         ctx["resamples"] = statistics.RESAMPLES
         ctx["confidence"] = int(statistics.CONFIDENCE * 100)
         ctx["length_bins"] = [label for _, _, label in LENGTH_BINS]

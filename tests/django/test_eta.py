@@ -229,4 +229,22 @@ def test_the_home_page_says_the_sentence_and_about_states_the_window(client, bus
     about = " ".join(html.unescape(client.get("/about/").content.decode()).split())
     assert f"over the last {progress.WINDOW_MINUTES} minutes" in about
     assert "the last prediction queued" in about
+    assert f"first {progress.MIN_MEASURING_MINUTES} minutes no ETA is given" in about
     assert progress.WINDOW_MINUTES == tallies.WINDOW_MINUTES  # the window the counts use
+
+
+def test_no_public_estimate_before_five_minutes_of_runs(busy):
+    """The workers' first minutes (start-up) make their throughput look a third of what it becomes: no
+    estimate is given until the measuring time reaches MIN_MEASURING_MINUTES, and the page says so."""
+    now = busy["now"]
+    Prediction.objects.filter(status=Prediction.Status.OK).update(
+        started_at=now - dt.timedelta(minutes=3), finished_at=now - dt.timedelta(minutes=1)
+    )
+    site = progress.prediction_progress(now=now)
+    assert site["measured_minutes"] == pytest.approx(3) and site["measuring"] and site["eta"] is None
+    assert all(m["eta"] is None for m in site["methods"] if m["queued"])
+    assert site["eta_sentence"] == (
+        "ETA: measuring — the workers have run for 3 min; an estimate needs 5 min of their runs."
+    )
+    later = progress.prediction_progress(now=now + dt.timedelta(minutes=2))  # 5 min of runs
+    assert not later["measuring"] and later["eta"]["minutes"] > 0

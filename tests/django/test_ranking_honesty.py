@@ -247,13 +247,15 @@ def test_progress_eta_from_measured_throughput_and_settling(client, world):
     assert per["Beta"]["rate_per_min"] == pytest.approx(20 / span) != per["Alpha"]["rate_per_min"]
     assert sum(m["rate_per_min"] or 0 for m in per.values()) == pytest.approx(prog["rate_per_min"])
     assert per["Alpha"]["eta"]["minutes"] == pytest.approx(prog["eta"]["minutes"])  # its last job is the last
-    # the owner's page reads the same counts, with the method's own rate (a development lane is its own)
+    # an owner's estimate is the method's own rate since its own first run in the window (its lane is its
+    # own): Alpha's 2 queued at its 17 finished (all 40 nt: length weighs the same)
     from comparna.owners.eta import queue_eta
 
     owner = queue_eta(world["versions"]["Alpha"], now=now)
-    everywhere = {m["method"]: m for m in prediction_progress(now=now)["methods"]}
-    assert owner["rate"]["per_minute"] == pytest.approx(everywhere["Alpha"]["rate_per_min"])
-    assert owner["minutes"] == pytest.approx(2 / (17 / span))
+    own_span = (now - min(p.started_at for p in ran.filter(method_version=world["versions"]["Alpha"])))
+    own_span = own_span.total_seconds() / 60
+    assert owner["rate"]["per_minute"] == pytest.approx(17 / own_span)
+    assert owner["minutes"] == pytest.approx(2 / (17 / own_span))
     # nothing finished in the window: no estimate rather than a made-up one
     later = prediction_progress(subset=world["all"], now=now + dt.timedelta(hours=1))
     assert later["eta"] is None and later["pending"] == 22

@@ -232,14 +232,22 @@ def test_eta_from_the_methods_own_measured_rate(trna):
     eta = queue_eta(mine, now=now)  # nothing of its own finished yet: no estimate, not the backlog's 23 min
     assert eta["mine"] == 10 and eta["queued_total"] == 70 and eta["minutes"] is None
     assert eta["text"].startswith("no estimate yet: none of its predictions finished in the last 15 min")
-    # 5 of its own finished in the window (the workers' one measuring time: 10 min): 0.5 a minute
+    # 5 of its own finished in the window, the first started 5 min ago: 1 a minute since it started (the
+    # workers' start, 10 min ago, would halve its rate: it ran for 5 of them)
     for t in targets[30:35]:
         Prediction.objects.create(method_version=mine, target=t, status="ok",
                                   started_at=now - dt.timedelta(minutes=5),
                                   finished_at=now - dt.timedelta(minutes=1))
     eta = queue_eta(mine, now=now)
-    assert abs(eta["rate"]["per_minute"] - 0.5) < 1e-9 and abs(eta["minutes"] - 10 / 0.5) < 1e-9
-    assert eta["text"].startswith("done within about 20 min at its own recent rate (0.5 predictions/min")
+    assert abs(eta["rate"]["per_minute"] - 1.0) < 1e-9 and abs(eta["minutes"] - 10 / 1.0) < 1e-9
+    assert eta["text"].startswith("done within about 10 min at its own recent rate (1.0 predictions/min")
+    # weighted by length: a queued 800-nt target costs 1 + 2^3 = 9 of the 12-nt ones it ran (cubic); on a
+    # dataset where it finished nothing yet, it still has its estimate (stop 44: per dataset, "no estimate
+    # yet: none of its predictions finished" with 681 finished elsewhere)
+    long_one = make_target("GCAU" * 200, "." * 800, dataset=make_dataset("elsewhere"))
+    Prediction.objects.create(method_version=mine, target=long_one)
+    short = 1 + (12 / 400) ** 3
+    assert queue_eta(mine, now=now)["minutes"] == pytest.approx((10 * short + 9) / (5 * short / 5))
     # nothing finished in the window: no invented estimate
     assert queue_eta(mine, now=now + dt.timedelta(hours=1))["minutes"] is None
 

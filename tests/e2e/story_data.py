@@ -131,6 +131,7 @@ def _build(marks: dict) -> dict:
     from django.utils import timezone
 
     from comparna.models import Dataset, ReferenceStructure, Score, Subset, Target
+    from comparna.owners.eta import queue_eta
     from comparna.owners.models import OwnerProfile
     from comparna.rna.canonical import structure_to_text
     from comparna.rna.structure import Structure
@@ -206,7 +207,8 @@ def _build(marks: dict) -> dict:
     for slug, (scored, done, waiting) in DEV_PLAN.items():
         items = [t for t, _ in targets[slug]]
         old += [(DEV, t) for t in items[:scored]]
-        in_window += [(DEV, t) for t in items[scored:scored + done]]
+        # first in the window: its own first run started SPAN minutes before the count (its own rate's start)
+        in_window = [(DEV, t) for t in items[scored:scored + done]] + in_window
         queued += [(DEV, t, RANK0) for t in items[scored + done:scored + done + waiting]]
 
     def scored(name: str, target: Target, finished: dt.datetime) -> None:
@@ -257,6 +259,9 @@ def _build(marks: dict) -> dict:
     return {
         "marks": marks,
         "dev": dev_method.pk,
+        # the owner's estimate when counted (its rate since its first run, SPAN minutes before `now`)
+        "dev_eta": queue_eta(dev, now=now)["minutes"],
+        "now": now.timestamp(),
         "good": good.method_id,
         "subsets": {f"{slug}/{sub}": s.pk for (slug, sub), s in subsets.items()},
         "snapshots": {f"{slug}/{sub}": pk for (slug, sub), pk in snapshots.items()},

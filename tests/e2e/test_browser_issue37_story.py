@@ -90,11 +90,6 @@ def eta_of(sentence: str) -> dict:
     return {**m.groupdict(), "minutes": minutes_of(m["text"])}
 
 
-def eta_text(minutes: float) -> str:
-    m = int(round(minutes))
-    return f"{m} min" if m < 60 else f"{m // 60} h {m % 60:02d} min"
-
-
 def method_etas(pg) -> dict[str, float]:
     """The per-method ETAs of a page's progress table (inside a closed <details>: read as text)."""
     rows = pg.locator("#progress-methods tbody tr")
@@ -286,8 +281,8 @@ def test_home_glance_lists_each_rankings_top_five_in_its_own_order(live_site, br
 
 @pytest.mark.parametrize("viewport", [WIDE, PHONE], ids=["1366", "390"])
 def test_owner_sees_its_own_eta_and_a_private_comparison(live_site, browser, story, viewport):
-    """Items 5 and 2: the development method's owner page gives its own estimate — its queue at its own rate,
-    the slowest of its datasets (290 min at 0.3 predictions a minute) — while no public page counts it; the
+    """Items 5 and 2: the development method's owner page gives its own estimate — its queue at its own rate
+    since its first run, weighted by target length, over every dataset — while no public page counts it; the
     private comparison with a public method works from the page's form and is the owner's alone; no owner
     page scrolls sideways at 1366 or 390 px."""
     base, width = live_site["url"], viewport["width"]
@@ -299,17 +294,25 @@ def test_owner_sees_its_own_eta_and_a_private_comparison(live_site, browser, sto
         pg.fill("#id_password", PASSWORD)
         pg.click("form.owner-form button[type=submit]")
         pg.wait_for_url(f"{base}/account/methods/{dev}/")
+        before = dt.datetime.now(dt.UTC).timestamp()
         response = pg.reload(wait_until="networkidle")
+        after = dt.datetime.now(dt.UTC).timestamp()
         # a signed-in owner's pages are never compressed (BREACH: they are not public)
         assert "content-encoding" not in response.headers
         shot(pg, f"owner-method-{width}")
         assert pg.locator("#visibility").inner_text() == "development"
         queued = sum(q for _, _, q in DEV_PLAN.values())
-        rate = sum(d for _, d, _ in DEV_PLAN.values()) / SPAN
-        own = max(q * SPAN / d for _, d, q in DEV_PLAN.values())
-        assert text_of(pg.locator("#eta")) == (
-            f"Estimate: done within about {eta_text(own)} at its own recent rate ({rate:.1f} predictions/min "
-            f"over the last {SPAN:.0f} min; {queued} queued).")
+        done = sum(d for _, d, _ in DEV_PLAN.values())
+        said = re.fullmatch(
+            r"Estimate: done within about (.+) at its own recent rate \((\d+\.\d) predictions/min over the "
+            r"last (\d+) min, weighted by target length; (\d+) queued\)\.", text_of(pg.locator("#eta")))
+        assert said and int(said[4]) == queued, text_of(pg.locator("#eta"))
+        # its rate since its first run (SPAN minutes before the count, plus the time since): the estimate
+        # counted then, stretched by that time
+        late = [(t - story["now"]) / 60 for t in (before, after)]
+        low, high = (story["dev_eta"] * (SPAN + x) / SPAN for x in late)
+        assert low - 1 <= minutes_of(said[1]) <= high + 1, (said[1], low, high)
+        assert done / (SPAN + late[1]) - 0.05 <= float(said[2]) <= done / (SPAN + late[0]) + 0.05
         assert pg.locator("#total").inner_text() == str(story["dev_predictions"])
         assert pg.evaluate("document.documentElement.scrollWidth") <= width
         # the comparison, from the page's form
