@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import datetime as dt
 
-from django.db.models import Count, Min
 from django.utils import timezone
 
 from comparna.services import backlog
@@ -61,23 +60,27 @@ def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict
     rate = {"finished": 0, "minutes": float(WINDOW_MINUTES), "per_minute": None}
     if mine == 0:
         return {"mine": 0, "queued_total": total, "rate": rate, "minutes": 0.0, "text": "nothing queued"}
-    exponent = MethodCost.from_spec(version.spec or {}).exponent
     since = now - dt.timedelta(minutes=WINDOW_MINUTES)
-    ran = version.predictions.filter(finished_at__gte=since, finished_at__lte=now).exclude(
-        status__in=backlog.NOT_RUN
-    )
-    done = ran.aggregate(n=Count("id"), first=Min("started_at"), units=backlog.units_sum(exponent))
-    if not done["n"]:
+    ran = version.predictions.filter(
+        finished_at__gte=since, finished_at__lte=now, runtime_s__isnull=False
+    ).exclude(status__in=backlog.NOT_RUN)
+    runs = list(ran.values_list("target__length", "runtime_s", "started_at"))
+    if not runs:
         text = (
             f"no estimate yet: none of its predictions finished in the last {WINDOW_MINUTES} min "
             f"({mine} queued; development methods have their own share of the workers, so they start "
             "within minutes)"
         )
         return {"mine": mine, "queued_total": total, "rate": rate, "minutes": None, "text": text}
-    span = backlog.measuring_minutes(done["first"], now=now, window_minutes=WINDOW_MINUTES)
-    rate = {"finished": done["n"], "minutes": span, "per_minute": done["n"] / span}
-    left = queued.aggregate(units=backlog.units_sum(exponent))["units"] or 0.0
-    minutes = left / (done["units"] / span)
+    # its cost model fitted to its own runs (the public ETA's, comparna.services.backlog.cost_model)
+    fixed, exponent = backlog.cost_model([(n, rt) for n, rt, _ in runs],
+                                         MethodCost.from_spec(version.spec or {}).exponent)
+    first = min((started for _, _, started in runs if started is not None), default=None)
+    span = backlog.measuring_minutes(first, now=now, window_minutes=WINDOW_MINUTES)
+    rate = {"finished": len(runs), "minutes": span, "per_minute": len(runs) / span}
+    done = sum(backlog.units(n, exponent, fixed) for n, _, _ in runs)
+    left = queued.aggregate(units=backlog.units_sum(exponent, fixed))["units"] or 0.0
+    minutes = left / (done / span)
     within = "within a minute" if minutes < 1 else f"within about {eta_text(minutes)}"
     text = (
         f"done {within} at its own recent rate "

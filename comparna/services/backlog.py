@@ -93,20 +93,68 @@ def build_schedule(queued: dict[int, dict[int, float]], finished: list[tuple[int
     return Schedule(backlog=backlog, scale=scale, throughput=throughput)
 
 
-def units(length: int, exponent: int) -> float:
-    """A job's cost in the scheduler's units (:func:`predictors.scheduling.job_cost` of a target it runs)."""
-    return 1.0 + (length / JOB_OVERHEAD_NT) ** exponent
+#: Runtimes under this (seconds) are mostly timer noise: not used to fit how runtime grows with length.
+FIT_FLOOR_S = 0.01
+#: The fewest such runtimes, and the least length ratio among them, a fit needs.
+FIT_MIN_RUNS, FIT_MIN_SPREAD = 5, 1.5
+#: Fitted exponents are kept within these bounds and rounded to this step (versions of one model share a
+#: query).
+FIT_BOUNDS, FIT_STEP = (1.0, 6.0), 0.25
 
 
-def _units_expression(exponent: int):
+def cost_model(runs: list[tuple[int, float]], declared: float) -> tuple[float, float]:
+    """``(a, k)`` of a version's cost in units ``a + (length / 400) ** k`` (:func:`units`), from its ``runs``
+    ``(length, runtime s)`` in the window. With at least :data:`FIT_MIN_RUNS` runs of :data:`FIT_FLOOR_S`
+    or more spanning a length ratio of :data:`FIT_MIN_SPREAD`: ``runtime = f + c * length ** k`` fitted to
+    them (for each ``k`` of :data:`FIT_BOUNDS` by :data:`FIT_STEP`, ``f >= 0`` and ``c`` by least squares of
+    the relative error; the ``k`` with the smallest), ``a`` = ``f`` in units of ``c * 400 ** k``; else the
+    scheduler's model (``a`` = 1, ``k`` declared). A declared complexity can be wrong (``make run``, stop 44:
+    HotKnots, declared cubic, took 3 s on a 107-nt target and 104 s on a 189-nt one, about n^6, and a small
+    dataset's ETA said "under a minute" for ten minutes)."""
+    import numpy as np
+
+    fit = [(n, rt) for n, rt in runs if n > 0 and rt >= FIT_FLOOR_S]
+    if len(fit) < FIT_MIN_RUNS:
+        return 1.0, float(declared)
+    x = np.array([n for n, _ in fit], dtype=float) / JOB_OVERHEAD_NT
+    y = np.array([rt for _, rt in fit], dtype=float)
+    if x.max() / x.min() < FIT_MIN_SPREAD:
+        return 1.0, float(declared)
+    w = 1.0 / y  # relative errors
+    best = None
+    for k in np.arange(FIT_BOUNDS[0], FIT_BOUNDS[1] + FIT_STEP / 2, FIT_STEP):
+        z = x**k
+        design = np.stack([np.ones_like(z), z], axis=1) * w[:, None]
+        (f, c), *_ = np.linalg.lstsq(design, y * w, rcond=None)
+        if f < 0:  # no negative fixed cost: the length's part alone
+            f, c = 0.0, float(np.sum(w * w * y * z) / np.sum(w * w * z * z))
+        if c <= 0:  # runtimes that do not grow with length
+            f, c = float(np.sum(w * w * y) / np.sum(w * w)), 0.0
+        error = float(np.sum(((f + c * z - y) * w) ** 2))
+        if best is None or error < best[0] - 1e-12:
+            best = (error, float(k), float(f), float(c))
+    _, k, f, c = best
+    if c <= 0:
+        return 1e6, FIT_BOUNDS[0]  # the fixed cost alone: every length costs the same
+    return min(f / c, 1e6), k
+
+
+def units(length: int, exponent: float, fixed: float = 1.0) -> float:
+    """A job's cost in units of a version's runtime at 400 nt: its fixed cost ``fixed`` plus the length's
+    power (with ``fixed`` 1, the scheduler's :func:`predictors.scheduling.job_cost` of a target it runs)."""
+    return fixed + (length / JOB_OVERHEAD_NT) ** exponent
+
+
+def _units_expression(exponent: float, fixed: float = 1.0):
     """:func:`units` in SQL (Django gives SQLite the POWER function PostgreSQL has)."""
     length = ExpressionWrapper(F("target__length") * Value(1.0 / JOB_OVERHEAD_NT), output_field=FloatField())
-    return ExpressionWrapper(Value(1.0) + Power(length, Value(float(exponent))), output_field=FloatField())
+    return ExpressionWrapper(Value(float(fixed)) + Power(length, Value(float(exponent))),
+                             output_field=FloatField())
 
 
-def units_sum(exponent: int):
-    """An aggregate: the :func:`units` of the predictions of versions of this complexity exponent."""
-    return Sum(_units_expression(exponent))
+def units_sum(exponent: float, fixed: float = 1.0):
+    """An aggregate: the :func:`units` of predictions of a version with this cost model."""
+    return Sum(_units_expression(exponent, fixed))
 
 
 def worker_queue():
@@ -119,31 +167,33 @@ def measure_schedule(*, now: dt.datetime, since: dt.datetime, span_minutes: floa
     rates over ``span_minutes``, the one measuring time of :func:`measuring_minutes`).
     Grows with the queue's (version, rank) pairs and the window's finished predictions, not with all data:
     run in the background (:func:`comparna.services.tallies.refresh_tallies`) or before the first count."""
-    exponents = {pk: MethodCost.from_spec(spec or {}).exponent
-                 for pk, spec in MethodVersion.objects.values_list("pk", "spec")}
-    by_exponent: dict[int, list[int]] = defaultdict(list)
-    for pk, exponent in exponents.items():
-        by_exponent[exponent].append(pk)
-    queued: dict[int, dict[int, float]] = defaultdict(dict)
-    for exponent, versions in by_exponent.items():
-        rows = (
-            worker_queue().filter(method_version__in=versions)
-            .values("method_version_id", "schedule_rank").annotate(u=units_sum(exponent))
-            .order_by()
-        )
-        for row in rows:
-            queued[row["method_version_id"]][row["schedule_rank"]] = float(row["u"] or 0.0)
+    declared = {pk: MethodCost.from_spec(spec or {}).exponent
+                for pk, spec in MethodVersion.objects.values_list("pk", "spec")}
     start = now - dt.timedelta(minutes=span_minutes)
-    finished = []
     ran = (
         Prediction.objects.public()
         .filter(finished_at__gte=since, finished_at__lte=now, runtime_s__isnull=False)
         .exclude(status__in=NOT_RUN)
         .values_list("method_version_id", "target__length", "runtime_s", "finished_at")
     )
+    runs: dict[int, list[tuple[int, float, float]]] = defaultdict(list)
     for version, length, runtime, finished_at in ran.iterator(chunk_size=5000):
-        clipped = min(runtime, max((finished_at - start).total_seconds(), 0.0))
-        finished.append((version, units(length, exponents.get(version, 3)), runtime, clipped))
+        runs[version].append((length, runtime, min(runtime, max((finished_at - start).total_seconds(), 0.0))))
+    models = {pk: cost_model([(n, rt) for n, rt, _ in runs.get(pk, ())], k) for pk, k in declared.items()}
+    finished = [(version, units(n, models[version][1], models[version][0]), rt, clipped)
+                for version, rows in runs.items() for n, rt, clipped in rows if version in models]
+    by_model: dict[tuple[float, float], list[int]] = defaultdict(list)
+    for pk, model in models.items():
+        by_model[model].append(pk)
+    queued: dict[int, dict[int, float]] = defaultdict(dict)
+    for (fixed, exponent), versions in by_model.items():
+        rows = (
+            worker_queue().filter(method_version__in=versions)
+            .values("method_version_id", "schedule_rank").annotate(u=units_sum(exponent, fixed))
+            .order_by()
+        )
+        for row in rows:
+            queued[row["method_version_id"]][row["schedule_rank"]] = float(row["u"] or 0.0)
     return build_schedule(queued, finished, span_minutes=span_minutes)
 
 

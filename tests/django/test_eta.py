@@ -101,18 +101,25 @@ def expected_minutes(world, last_rank: int, span: float) -> float:
     public = Prediction.objects.exclude(method_version__method__name="Dev").select_related("target")
     seconds, units, inside = {}, {}, 0.0
     for p in public.filter(status=Prediction.Status.OK):
-        k = EXPONENT[COMPLEXITY[p.method_version.method.name]]
+        fixed, k = model_of(p.method_version)
         seconds[p.method_version_id] = seconds.get(p.method_version_id, 0.0) + p.runtime_s
-        units[p.method_version_id] = units.get(p.method_version_id, 0.0) + 1 + (p.target.length / 400) ** k
+        cost = fixed + (p.target.length / 400) ** k
+        units[p.method_version_id] = units.get(p.method_version_id, 0.0) + cost
         inside += min(p.runtime_s, (p.finished_at - since).total_seconds())
     work = 0.0
     for p in public.filter(status=Prediction.Status.QUEUED, schedule_rank__lte=last_rank):
         if p.method_version_id in units:
-            k = EXPONENT[COMPLEXITY[p.method_version.method.name]]
+            fixed, k = model_of(p.method_version)
             scale = seconds[p.method_version_id] / units[p.method_version_id]
-            work += scale * (1 + (p.target.length / 400) ** k)
+            work += scale * (fixed + (p.target.length / 400) ** k)
     assert now >= since
     return work / (inside / span)
+
+
+def model_of(version) -> tuple[float, float]:
+    """The version's cost model fitted to its runs in the window (tests/unit/test_cost_model.py tests it)."""
+    runs = version.predictions.filter(status=Prediction.Status.OK).values_list("target__length", "runtime_s")
+    return backlog.cost_model(list(runs), EXPONENT[COMPLEXITY[version.method.name]])
 
 
 def last_rank(**filters) -> int:
@@ -169,8 +176,8 @@ def test_the_eta_is_the_schedules_and_consistent_by_construction(busy, counted):
 
 
 def test_a_long_target_costs_what_its_length_says(busy):
-    """A method measured on short targets: its long queued ones cost its measured seconds per unit times
-    their length to its complexity, not its mean runtime so far."""
+    """A long queued target costs what the method's cost model, fitted to its runs, says of its length, not
+    the method's mean runtime so far."""
     now = busy["now"]
     before = progress.prediction_progress(dataset=busy["datasets"][1], now=now)
     beta = busy["versions"]["Beta"]
@@ -179,8 +186,9 @@ def test_a_long_target_costs_what_its_length_says(busy):
     after = progress.prediction_progress(dataset=busy["datasets"][1], now=now)
     rows = Prediction.objects.filter(method_version=beta, status=Prediction.Status.OK)
     rows = rows.select_related("target")
-    scale = sum(p.runtime_s for p in rows) / sum(1 + (p.target.length / 400) ** 2 for p in rows)
-    added = scale * (1 + (1200 / 400) ** 2) / after["throughput"]
+    fixed, k = model_of(beta)  # fitted to its 6 runs of 32-480 nt
+    scale = sum(p.runtime_s for p in rows) / sum(fixed + (p.target.length / 400) ** k for p in rows)
+    added = scale * (fixed + (1200 / 400) ** k) / after["throughput"]
     assert after["eta"]["minutes"] - before["eta"]["minutes"] == pytest.approx(added)
     assert added > 8 * scale / after["throughput"]  # ten times a 32-nt job's cost, and more
 

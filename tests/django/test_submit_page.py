@@ -235,7 +235,7 @@ def test_eta_from_the_methods_own_measured_rate(trna):
     # 5 of its own finished in the window, the first started 5 min ago: 1 a minute since it started (the
     # workers' start, 10 min ago, would halve its rate: it ran for 5 of them)
     for t in targets[30:35]:
-        Prediction.objects.create(method_version=mine, target=t, status="ok",
+        Prediction.objects.create(method_version=mine, target=t, status="ok", runtime_s=0.01,
                                   started_at=now - dt.timedelta(minutes=5),
                                   finished_at=now - dt.timedelta(minutes=1))
     eta = queue_eta(mine, now=now)
