@@ -8,9 +8,11 @@ cannot say when: a dataset that had all the workers for ten minutes finishes fiv
 others' turns come (measured in ``make run``, stop 43), and short targets run first finish faster than the
 long ones after them. So the ETA here is a schedule's, from two measurements over the same window:
 
-- **each method version's cost**: the seconds its finished predictions ran (``runtime_s``) per unit of the
-  scheduler's length model (:func:`predictors.scheduling.job_cost`: one job's fixed cost plus the length to
-  the method's declared complexity), so a long target queued later costs what its length says;
+- **each method version's cost**: the seconds its finished predictions ran (``runtime_s``) per unit of a
+  length model fitted to those runs (:func:`cost_model`: a fixed cost plus the length to a power, fitted to
+  runs of a second or more; the scheduler's model, :func:`predictors.scheduling.job_cost`, with the declared
+  complexity when those are too few), so a long target queued later costs what its length says, but never
+  more than the version's time limit (no job runs longer);
 - **the workers' throughput**: the seconds of public predictions run per minute of the window (each
   prediction's runtime clipped to the window), whatever number of workers ran them.
 
@@ -31,7 +33,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db.models import ExpressionWrapper, F, FloatField, Max, Sum, Value
-from django.db.models.functions import Power
+from django.db.models.functions import Least, Power
 
 from predictors.models import MethodVersion, Prediction
 from predictors.scheduling import JOB_OVERHEAD_NT, MethodCost
@@ -93,10 +95,12 @@ def build_schedule(queued: dict[int, dict[int, float]], finished: list[tuple[int
     return Schedule(backlog=backlog, scale=scale, throughput=throughput)
 
 
-#: Runtimes under this (seconds) are mostly timer noise: not used to fit how runtime grows with length.
-FIT_FLOOR_S = 0.01
+#: Runtimes under this (seconds) are mostly a batch's overhead and timer noise, not the length's part: not
+#: used to fit how runtime grows with length (make run, stop 44: fitted to runs under a second of targets up
+#: to 189 nt, RNAfold and LinearFold looked n^6, and the site's ETA said 423 days).
+FIT_FLOOR_S = 1.0
 #: The fewest such runtimes, and the least length ratio among them, a fit needs.
-FIT_MIN_RUNS, FIT_MIN_SPREAD = 5, 1.5
+FIT_MIN_RUNS, FIT_MIN_SPREAD = 3, 1.5
 #: Fitted exponents are kept within these bounds and rounded to this step (versions of one model share a
 #: query).
 FIT_BOUNDS, FIT_STEP = (1.0, 6.0), 0.25
@@ -104,39 +108,28 @@ FIT_BOUNDS, FIT_STEP = (1.0, 6.0), 0.25
 
 def cost_model(runs: list[tuple[int, float]], declared: float) -> tuple[float, float]:
     """``(a, k)`` of a version's cost in units ``a + (length / 400) ** k`` (:func:`units`), from its ``runs``
-    ``(length, runtime s)`` in the window. With at least :data:`FIT_MIN_RUNS` runs of :data:`FIT_FLOOR_S`
-    or more spanning a length ratio of :data:`FIT_MIN_SPREAD`: ``runtime = f + c * length ** k`` fitted to
-    them (for each ``k`` of :data:`FIT_BOUNDS` by :data:`FIT_STEP`, ``f >= 0`` and ``c`` by least squares of
-    the relative error; the ``k`` with the smallest), ``a`` = ``f`` in units of ``c * 400 ** k``; else the
-    scheduler's model (``a`` = 1, ``k`` declared). A declared complexity can be wrong (``make run``, stop 44:
-    HotKnots, declared cubic, took 3 s on a 107-nt target and 104 s on a 189-nt one, about n^6, and a small
-    dataset's ETA said "under a minute" for ten minutes)."""
-    import numpy as np
+    ``(length, runtime s)`` in the window: ``a`` is its fixed cost (the tenth percentile of the runtimes) in
+    units of the length's part at 400 nt, and ``k`` the slope of log runtime on log length over the runs of
+    :data:`FIT_FLOOR_S` or more (where a job's fixed cost is a small part), when there are
+    :data:`FIT_MIN_RUNS` of them spanning a length ratio of :data:`FIT_MIN_SPREAD` (within
+    :data:`FIT_BOUNDS`); else the scheduler's model (``a`` = 1, ``k`` declared). A declared complexity can
+    be wrong (``make run``, stop 44: HotKnots, declared cubic, took 3 s on a 107-nt target and 104 s on a
+    189-nt one, about n^6, and a small dataset's ETA said "under a minute" for ten minutes)."""
+    import math
 
-    fit = [(n, rt) for n, rt in runs if n > 0 and rt >= FIT_FLOOR_S]
-    if len(fit) < FIT_MIN_RUNS:
+    if not runs:
         return 1.0, float(declared)
-    x = np.array([n for n, _ in fit], dtype=float) / JOB_OVERHEAD_NT
-    y = np.array([rt for _, rt in fit], dtype=float)
-    if x.max() / x.min() < FIT_MIN_SPREAD:
+    fixed = sorted(rt for _, rt in runs)[len(runs) // 10]  # a job's fixed cost: its shortest runs'
+    points = [(math.log(n / JOB_OVERHEAD_NT), math.log(rt)) for n, rt in runs if n > 0 and rt >= FIT_FLOOR_S]
+    xs = [x for x, _ in points]
+    if len(points) < FIT_MIN_RUNS or max(xs) - min(xs) < math.log(FIT_MIN_SPREAD):
         return 1.0, float(declared)
-    w = 1.0 / y  # relative errors
-    best = None
-    for k in np.arange(FIT_BOUNDS[0], FIT_BOUNDS[1] + FIT_STEP / 2, FIT_STEP):
-        z = x**k
-        design = np.stack([np.ones_like(z), z], axis=1) * w[:, None]
-        (f, c), *_ = np.linalg.lstsq(design, y * w, rcond=None)
-        if f < 0:  # no negative fixed cost: the length's part alone
-            f, c = 0.0, float(np.sum(w * w * y * z) / np.sum(w * w * z * z))
-        if c <= 0:  # runtimes that do not grow with length
-            f, c = float(np.sum(w * w * y) / np.sum(w * w)), 0.0
-        error = float(np.sum(((f + c * z - y) * w) ** 2))
-        if best is None or error < best[0] - 1e-12:
-            best = (error, float(k), float(f), float(c))
-    _, k, f, c = best
-    if c <= 0:
-        return 1e6, FIT_BOUNDS[0]  # the fixed cost alone: every length costs the same
-    return min(f / c, 1e6), k
+    mx, my = sum(xs) / len(xs), sum(y for _, y in points) / len(points)
+    slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
+    low, high = FIT_BOUNDS
+    k = round(min(max(slope, low), high) / FIT_STEP) * FIT_STEP
+    at_400 = math.exp(my - k * mx)  # the length's part at 400 nt, with the exponent kept
+    return fixed / at_400, k
 
 
 def units(length: int, exponent: float, fixed: float = 1.0) -> float:
@@ -167,8 +160,7 @@ def measure_schedule(*, now: dt.datetime, since: dt.datetime, span_minutes: floa
     rates over ``span_minutes``, the one measuring time of :func:`measuring_minutes`).
     Grows with the queue's (version, rank) pairs and the window's finished predictions, not with all data:
     run in the background (:func:`comparna.services.tallies.refresh_tallies`) or before the first count."""
-    declared = {pk: MethodCost.from_spec(spec or {}).exponent
-                for pk, spec in MethodVersion.objects.values_list("pk", "spec")}
+    specs = dict(MethodVersion.objects.values_list("pk", "spec"))
     start = now - dt.timedelta(minutes=span_minutes)
     ran = (
         Prediction.objects.public()
@@ -179,21 +171,25 @@ def measure_schedule(*, now: dt.datetime, since: dt.datetime, span_minutes: floa
     runs: dict[int, list[tuple[int, float, float]]] = defaultdict(list)
     for version, length, runtime, finished_at in ran.iterator(chunk_size=5000):
         runs[version].append((length, runtime, min(runtime, max((finished_at - start).total_seconds(), 0.0))))
-    models = {pk: cost_model([(n, rt) for n, rt, _ in runs.get(pk, ())], k) for pk, k in declared.items()}
+    models = {pk: cost_model([(n, rt) for n, rt, _ in runs.get(pk, ())],
+                             MethodCost.from_spec(spec or {}).exponent) for pk, spec in specs.items()}
     finished = [(version, units(n, models[version][1], models[version][0]), rt, clipped)
                 for version, rows in runs.items() for n, rt, clipped in rows if version in models]
-    by_model: dict[tuple[float, float], list[int]] = defaultdict(list)
-    for pk, model in models.items():
-        by_model[model].append(pk)
+    scale = build_schedule({}, finished, span_minutes=span_minutes).scale
     queued: dict[int, dict[int, float]] = defaultdict(dict)
-    for (fixed, exponent), versions in by_model.items():
+    waiting = worker_queue().values_list("method_version_id", flat=True).distinct().order_by()
+    for version in waiting:
+        fixed, exponent = models.get(version, (1.0, 3.0))
+        cost = _units_expression(exponent, fixed)
+        limit = float((specs.get(version) or {}).get("time_limit_s") or 0)
+        if version in scale and limit > 0:  # no job runs longer than its time limit
+            cost = Least(cost, Value(limit / scale[version]), output_field=FloatField())
         rows = (
-            worker_queue().filter(method_version__in=versions)
-            .values("method_version_id", "schedule_rank").annotate(u=units_sum(exponent, fixed))
-            .order_by()
+            worker_queue().filter(method_version=version)
+            .values("schedule_rank").annotate(u=Sum(cost)).order_by()
         )
         for row in rows:
-            queued[row["method_version_id"]][row["schedule_rank"]] = float(row["u"] or 0.0)
+            queued[version][row["schedule_rank"]] = float(row["u"] or 0.0)
     return build_schedule(queued, finished, span_minutes=span_minutes)
 
 

@@ -111,7 +111,8 @@ def expected_minutes(world, last_rank: int, span: float) -> float:
         if p.method_version_id in units:
             fixed, k = model_of(p.method_version)
             scale = seconds[p.method_version_id] / units[p.method_version_id]
-            work += scale * (fixed + (p.target.length / 400) ** k)
+            limit = p.method_version.spec["time_limit_s"]  # no job runs longer
+            work += min(scale * (fixed + (p.target.length / 400) ** k), limit)
     assert now >= since
     return work / (inside / span)
 
@@ -190,7 +191,8 @@ def test_a_long_target_costs_what_its_length_says(busy):
     scale = sum(p.runtime_s for p in rows) / sum(fixed + (p.target.length / 400) ** k for p in rows)
     added = scale * (fixed + (1200 / 400) ** k) / after["throughput"]
     assert after["eta"]["minutes"] - before["eta"]["minutes"] == pytest.approx(added)
-    assert added > 8 * scale / after["throughput"]  # ten times a 32-nt job's cost, and more
+    short = scale * (fixed + (32 / 400) ** k) / after["throughput"]
+    assert added > 2 * short  # more than twice a 32-nt job
 
 
 @pytest.mark.parametrize("counted", ["live", "tallied"])

@@ -11,14 +11,14 @@ import pytest
 
 from comparna.services.backlog import FIT_BOUNDS, cost_model, units
 
-LENGTHS = [40, 60, 80, 100, 120, 140, 160, 180, 200, 220, 260, 300]
+LENGTHS = [40, 60, 80, 100, 120, 140, 160, 180, 200, 220, 260, 300, 400, 500, 600]
 
 
 @pytest.mark.parametrize("k", [1.0, 2.0, 3.0, 5.5])
 def test_the_exponent_of_a_power_law_is_recovered(k):
     rng = random.Random(int(k * 10))
-    # 5 s at 300 nt, with 10 % noise; the short jobs under the fixed-cost floor are left out of the fit
-    runs = [(n, 5.0 * (n / 300) ** k * math.exp(rng.gauss(0, 0.1))) for n in LENGTHS]
+    # 5 s at 300 nt, with 3 % noise; the jobs under a second are left out of the fit
+    runs = [(n, (0.02 + 5.0 * (n / 300) ** k) * math.exp(rng.gauss(0, 0.03))) for n in LENGTHS]
     fixed, fitted = cost_model(runs, declared=3)
     assert fitted == pytest.approx(k, abs=0.25)
     # the model predicts the ratio of a long to a short job as the runs do
@@ -37,15 +37,17 @@ def test_hotknots_runs_of_make_run_give_a_steep_model():
 
 
 def test_too_few_or_too_alike_runs_keep_the_declared_model():
-    assert cost_model([(100, 1.0), (200, 8.0)], declared=3) == (1.0, 3.0)  # two runs
+    assert cost_model([(50, 0.01), (100, 1.0), (200, 8.0)], declared=3) == (1.0, 3.0)  # two of a second
     alike = [(100 + i, 1.0 + 0.01 * i) for i in range(10)]  # a length ratio under 1.5
     assert cost_model(alike, declared=2) == (1.0, 2.0)
-    fast = [(n, 0.001) for n in LENGTHS]  # every run under the floor: the job's fixed cost
+    fast = [(n, 0.3 * n / 300) for n in LENGTHS]  # every run under a second: overhead and noise
     assert cost_model(fast, declared=4) == (1.0, 4.0)
+    flat = [(n, 2.0) for n in LENGTHS]  # runtimes that do not grow with length: the lowest exponent
+    assert cost_model(flat, declared=3)[1] == FIT_BOUNDS[0]
 
 
 def test_the_exponent_is_bounded():
-    steep = [(n, 1e-30 * n**14) for n in (100, 120, 140, 160, 180, 200)]
+    steep = [(n, 1e-30 * n**14) for n in (100, 120, 140, 160, 180, 200, 220)]
     assert cost_model(steep, declared=3)[1] == FIT_BOUNDS[1]
-    flat = [(n, 0.5) for n in LENGTHS]
-    assert cost_model(flat, declared=3)[1] == FIT_BOUNDS[0]
+    shallow = [(n, 1.0 + 0.5 * n / 300 * (n % 7) / 7) for n in LENGTHS]
+    assert cost_model(shallow, declared=3)[1] >= FIT_BOUNDS[0]
