@@ -202,18 +202,20 @@ def measuring_minutes(first: dt.datetime | None, *, now: dt.datetime, window_min
     return float(window_minutes)
 
 
-def last_ranks(*, by: str) -> dict[tuple[int, int], int]:
+def last_ranks(*, by: str, **only) -> dict[tuple[int, int], int]:
     """{(scope pk, version pk): last schedule rank of the version's public queue there}, ``by`` a dataset
-    (``"target__dataset_id"``) or a subset (``"target__subsets"``)."""
-    rows = worker_queue().values(by, "method_version_id").annotate(last=Max("schedule_rank")).order_by()
+    (``"target__dataset_id"``) or a subset (``"target__subsets"``); ``only``: a filter of the queue."""
+    rows = (worker_queue().filter(**only).values(by, "method_version_id")
+            .annotate(last=Max("schedule_rank")).order_by())
     return {(r[by], r["method_version_id"]): r["last"] for r in rows if r[by] is not None}
 
 
-def scope_etas(schedule: Schedule) -> list[dict]:
+def scope_etas(schedule: Schedule, *, subset=None, dataset=None) -> list[dict]:
     """Every scope's ETA as ``{"scope", "dataset", "subset", "version", "minutes", "unmeasured"}`` rows:
     ``scope`` "dataset" or "subset" with ``version`` a method version with queued work there (at its last
     rank there) or None (the scope's last rank); one "site" row (the last rank of all, ``dataset`` the one
-    holding it). ``unmeasured``: the versions with uncounted work before it (a lower bound)."""
+    holding it). ``unmeasured``: the versions with uncounted work before it (a lower bound). With ``subset``
+    or ``dataset`` (a page counting live, before the first background count), only that scope's rows."""
     from comparna.models import Subset
 
     subset_dataset = dict(Subset.objects.values_list("pk", "dataset_id"))
@@ -225,17 +227,24 @@ def scope_etas(schedule: Schedule) -> list[dict]:
         out.append({"scope": scope, "dataset": dataset, "subset": subset, "version": version,
                     "minutes": minutes, "unmeasured": sorted(unmeasured)})
 
-    for (ds, version), rank in last_ranks(by="target__dataset_id").items():
-        add("dataset", ds, None, version, rank)
-        last[("dataset", ds)] = max(last.get(("dataset", ds), (rank, ds)), (rank, ds))
-    for (sub, version), rank in last_ranks(by="target__subsets").items():
+    if subset is None:
+        only = {"target__dataset": dataset} if dataset is not None else {}
+        for (ds, version), rank in last_ranks(by="target__dataset_id", **only).items():
+            add("dataset", ds, None, version, rank)
+            last[("dataset", ds)] = max(last.get(("dataset", ds), (rank, ds)), (rank, ds))
+    if subset is not None or dataset is None:
+        only = {"target__subsets": subset} if subset is not None else {}
+        subsets = last_ranks(by="target__subsets", **only)
+    else:
+        subsets = {}
+    for (sub, version), rank in subsets.items():
         add("subset", subset_dataset[sub], sub, version, rank)
         ds = subset_dataset[sub]
         last[("subset", sub)] = max(last.get(("subset", sub), (rank, ds)), (rank, ds))
     for (scope, pk), (rank, ds) in last.items():
         add(scope, ds, pk if scope == "subset" else None, None, rank)
     datasets = [v for (scope, _), v in last.items() if scope == "dataset"]
-    if datasets:
+    if datasets and subset is None and dataset is None:
         rank, ds = max(datasets)
         add("site", ds, None, None, rank)
     return out

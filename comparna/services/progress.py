@@ -150,7 +150,8 @@ def prediction_progress(
     if not include_private:  # public figures: the schedule's ETA (comparna.services.backlog)
         span = measuring_minutes(first, now=now, window_minutes=window_minutes)
         schedule = backlog.measure_schedule(now=now, since=since, span_minutes=span)
-        etas = backlog.pick(backlog.scope_etas(schedule), subset=subset, dataset=dataset)
+        scoped = backlog.scope_etas(schedule, subset=subset, dataset=None if subset else dataset)
+        etas = backlog.pick(scoped, subset=subset, dataset=dataset)
         throughput = schedule.throughput
     return _progress(scope, rates, first=first, window_minutes=window_minutes, now=now, etas=etas,
                      throughput=throughput)
