@@ -111,10 +111,11 @@ def cost_model(runs: list[tuple[int, float]], declared: float) -> tuple[float, f
     ``(length, runtime s)`` in the window: ``a`` is its fixed cost (the tenth percentile of the runtimes) in
     units of the length's part at 400 nt, and ``k`` the slope of log runtime on log length over the runs of
     :data:`FIT_FLOOR_S` or more (where a job's fixed cost is a small part), when there are
-    :data:`FIT_MIN_RUNS` of them spanning a length ratio of :data:`FIT_MIN_SPREAD` (within
-    :data:`FIT_BOUNDS`); else the scheduler's model (``a`` = 1, ``k`` declared). A declared complexity can
-    be wrong (``make run``, stop 44: HotKnots, declared cubic, took 3 s on a 107-nt target and 104 s on a
-    189-nt one, about n^6, and a small dataset's ETA said "under a minute" for ten minutes)."""
+    :data:`FIT_MIN_RUNS` of them spanning a length ratio of :data:`FIT_MIN_SPREAD`, within
+    :data:`FIT_BOUNDS` and never below the declared exponent (HotKnots' runtimes of a second or more vary
+    with the sequence as much as with its length: fitted alone they looked n^1.75); else the scheduler's
+    model (``a`` = 1, ``k`` declared). A declared complexity can be too low (``make run``, stop 44:
+    HotKnots, declared cubic, took 3 s on a 107-nt target and 104 s on a 189-nt one)."""
     import math
 
     if not runs:
@@ -126,7 +127,7 @@ def cost_model(runs: list[tuple[int, float]], declared: float) -> tuple[float, f
         return 1.0, float(declared)
     mx, my = sum(xs) / len(xs), sum(y for _, y in points) / len(points)
     slope = sum((x - mx) * (y - my) for x, y in points) / sum((x - mx) ** 2 for x in xs)
-    low, high = FIT_BOUNDS
+    low, high = max(FIT_BOUNDS[0], float(declared)), FIT_BOUNDS[1]  # never below the declared growth
     k = round(min(max(slope, low), high) / FIT_STEP) * FIT_STEP
     at_400 = math.exp(my - k * mx)  # the length's part at 400 nt, with the exponent kept
     return fixed / at_400, k

@@ -19,8 +19,9 @@ def test_the_exponent_of_a_power_law_is_recovered(k):
     rng = random.Random(int(k * 10))
     # 5 s at 300 nt, with 3 % noise; the jobs under a second are left out of the fit
     runs = [(n, (0.02 + 5.0 * (n / 300) ** k) * math.exp(rng.gauss(0, 0.03))) for n in LENGTHS]
-    fixed, fitted = cost_model(runs, declared=3)
+    fixed, fitted = cost_model(runs, declared=1)
     assert fitted == pytest.approx(k, abs=0.25)
+    assert cost_model(runs, declared=3)[1] == pytest.approx(max(k, 3), abs=0.25)  # never below the declared
     # the model predicts the ratio of a long to a short job as the runs do
     assert units(300, fitted, fixed) / units(150, fitted, fixed) == pytest.approx(2**k, rel=0.25)
 
@@ -43,11 +44,11 @@ def test_too_few_or_too_alike_runs_keep_the_declared_model():
     fast = [(n, 0.3 * n / 300) for n in LENGTHS]  # every run under a second: overhead and noise
     assert cost_model(fast, declared=4) == (1.0, 4.0)
     flat = [(n, 2.0) for n in LENGTHS]  # runtimes that do not grow with length: the lowest exponent
-    assert cost_model(flat, declared=3)[1] == FIT_BOUNDS[0]
+    assert cost_model(flat, declared=1)[1] == FIT_BOUNDS[0]
 
 
 def test_the_exponent_is_bounded():
     steep = [(n, 1e-30 * n**14) for n in (100, 120, 140, 160, 180, 200, 220)]
     assert cost_model(steep, declared=3)[1] == FIT_BOUNDS[1]
     shallow = [(n, 1.0 + 0.5 * n / 300 * (n % 7) / 7) for n in LENGTHS]
-    assert cost_model(shallow, declared=3)[1] >= FIT_BOUNDS[0]
+    assert cost_model(shallow, declared=2)[1] >= 2
