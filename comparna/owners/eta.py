@@ -53,10 +53,11 @@ def queue_eta(version: MethodVersion, *, now: dt.datetime | None = None) -> dict
     "minutes", "per_minute"}``, predictions a minute); ``minutes`` is None (and ``text`` says why) when
     nothing of it finished in the window.
     """
+    live = now is not None  # else the workers' totals come from the background counts (issue 28)
     now = now or timezone.now()
     queued = version.predictions.filter(status__in=QUEUED)
     mine = queued.count()
-    total = recent_rate(now=now)["queued_total"] if mine else 0
+    total = recent_rate(now=now if live else None)["queued_total"] if mine else 0
     rate = {"finished": 0, "minutes": float(WINDOW_MINUTES), "per_minute": None}
     if mine == 0:
         return {"mine": 0, "queued_total": total, "rate": rate, "minutes": 0.0, "text": "nothing queued"}

@@ -10,9 +10,9 @@ too (:func:`eta_sentence`), so pages cannot word or compute it differently (issu
   first start in it, when later: one measuring time for everything). So a subset's ETA is at least each of
   its methods' and at most its dataset's, and the site's is the slowest dataset's, by construction. Work of
   a version with no measured cost yet is left out: the ETA is then "at least" and names it.
-- **An owner's own estimate** (``include_private=True``, :mod:`comparna.owners.eta`): development methods have
-  their own share of the workers, so a method's ETA there is its queue at its own rate (predictions finished
-  in the window over the same measuring time), its slowest dataset deciding.
+- **The workers' view** (``include_private=True``: development methods counted too): each method's ETA there
+  is its queue on each dataset at its own rate there, its slowest dataset deciding. An owner's page gives its
+  method's own pooled estimate instead (:func:`comparna.owners.eta.queue_eta`).
 - **Public figures count public methods only**: development methods' predictions are not in them (their
   owners see their own estimate, :mod:`comparna.owners.eta`, with ``include_private=True``).
 - **Settled**: a ranking snapshot is *settled* when no prediction of an active method's current version on
