@@ -112,6 +112,8 @@ def test_provisional_ranking_with_coverage_eta_and_downloads(live_site, page):
         assert api["settled"] is False and api["settled_definition_url"].endswith("#provisional")
         # the labelled 2013 view is one click away, never the headline
         page.click("#protocol-2013-link")
+        page.wait_for_url("**/?protocol=2013")
+        page.wait_for_load_state("load")  # the click navigates: count on the new page, not the old one
         assert page.locator("#protocol-2013-note").count() == 1
         # the method page: the same MCC for the same snapshot, and provisional
         href = good.locator("td.method a").first.get_attribute("href")
